@@ -1,0 +1,84 @@
+#include "core/shape_args.hpp"
+
+#include <charconv>
+
+#include "core/error.hpp"
+
+namespace overlap {
+namespace {
+std::string known_keys(const std::vector<ShapeKey>& keys) {
+  std::string s;
+  for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k.name;
+  return s;
+}
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+}  // namespace
+
+ShapeArgs ShapeArgs::defaults(const std::vector<ShapeKey>& keys) {
+  ShapeArgs args;
+  for (const auto& k : keys) args.values_.emplace_back(k.name, k.default_value);
+  return args;
+}
+
+ShapeArgs ShapeArgs::parse(std::string_view text, const std::vector<ShapeKey>& keys) {
+  ShapeArgs args = defaults(keys);
+  std::vector<std::string> seen;
+  text = trim(text);
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    const std::string_view item = trim(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    OVERLAP_REQUIRE(eq != std::string_view::npos, "shape item '{}' is not KEY=VALUE", item);
+    const std::string key(trim(item.substr(0, eq)));
+    const std::string_view value_text = trim(item.substr(eq + 1));
+    const ShapeKey* spec = nullptr;
+    for (const auto& k : keys)
+      if (k.name == key) spec = &k;
+    OVERLAP_REQUIRE(spec, "unknown shape key '{}' (known: {})", key, known_keys(keys));
+    for (const auto& s : seen) OVERLAP_REQUIRE(s != key, "shape key '{}' given twice", key);
+    seen.push_back(key);
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(value_text.data(), value_text.data() + value_text.size(), value);
+    OVERLAP_REQUIRE(ec == std::errc() && end == value_text.data() + value_text.size(),
+                    "shape key '{}' has value '{}', expected an integer", key, value_text);
+    OVERLAP_REQUIRE(value >= spec->min_value, "shape key '{}' = {} is below its minimum {}", key,
+                    value, spec->min_value);
+    args.set(key, value);
+  }
+  return args;
+}
+
+std::int64_t ShapeArgs::get(std::string_view key) const {
+  for (const auto& [k, v] : values_)
+    if (k == key) return v;
+  fail("shape has no key '{}' (have: {})", key, to_string());
+}
+
+bool ShapeArgs::has(std::string_view key) const {
+  for (const auto& [k, v] : values_)
+    if (k == key) return true;
+  return false;
+}
+
+void ShapeArgs::set(std::string_view key, std::int64_t value) {
+  for (auto& [k, v] : values_)
+    if (k == key) {
+      v = value;
+      return;
+    }
+  values_.emplace_back(std::string(key), value);
+}
+
+std::string ShapeArgs::to_string() const {
+  std::string s;
+  for (const auto& [k, v] : values_) s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  return s;
+}
+
+}  // namespace overlap

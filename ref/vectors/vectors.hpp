@@ -1,0 +1,67 @@
+#pragma once
+// Shared test vectors: one safetensors file holding a workload's inputs and expected outputs,
+// with metadata naming workload, shape, seed, distribution, format version, the reference used
+// and each output's tolerance. Written by the CPU reference; read by CPU tests, GPU tests,
+// `overlap check`, `overlap validate` and outside tools.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "vectors/safetensors.hpp"
+#include "workloads/workload.hpp"
+
+namespace overlap {
+
+inline constexpr const char* kVectorFormat = "overlap-test-vectors";
+inline constexpr int kVectorFormatVersion = 1;
+
+enum class ExpectedFrom {
+  Oracle,         // float64 oracle (exact for the stored inputs)
+  FastReference,  // fp32 fast reference, for shapes where the oracle is too slow
+};
+
+struct VectorRequest {
+  std::string workload;
+  std::string shape;  // "B=4,T=63,..." (missing keys take defaults)
+  std::uint64_t seed = 0;
+  std::string distribution;  // empty = the workload's default
+  ExpectedFrom expected = ExpectedFrom::Oracle;
+};
+
+// Builds a vector set in memory (inputs + expected outputs + metadata).
+TensorFile make_vector_set(const VectorRequest& request);
+
+// A vector file as read back, with its metadata decoded and checked.
+struct VectorSet {
+  const Workload* workload = nullptr;
+  ShapeArgs shape;
+  std::uint64_t seed = 0;
+  std::string distribution;
+  TensorMap inputs;
+  TensorMap expected;
+  std::vector<OutputSpec> outputs;  // tolerances as stored in the file
+};
+VectorSet load_vector_set(const TensorFile& file, const std::string& source);
+VectorSet read_vector_set(const std::filesystem::path& path);
+
+struct OutputCheck {
+  std::string name;
+  double rel_error = 0;  // ||out - ref|| / ||ref|| over finite, written elements
+  double tolerance = 0;
+  std::int64_t elements = 0;
+  std::int64_t non_finite = 0;  // NaN/Inf that are not the poison pattern
+  std::int64_t unwritten = 0;   // still holding the poison pattern
+  std::string problem;          // missing tensor / wrong shape, empty if none
+  bool pass() const {
+    return problem.empty() && non_finite == 0 && unwritten == 0 && rel_error <= tolerance;
+  }
+};
+
+// Compares each expected output against the tensor of the same name in `result` (any float
+// dtype). A missing or misshapen result tensor fails that output.
+std::vector<OutputCheck> check_outputs(const VectorSet& vectors, const TensorMap& result);
+// Relative error of one tensor against a reference, both decoded to double.
+double relative_error(const Tensor& out, const Tensor& ref);
+
+}  // namespace overlap

@@ -1,0 +1,48 @@
+#include "core/shape_args.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+
+namespace overlap {
+namespace {
+
+const std::vector<ShapeKey> kKeys = {
+    {"B", 2, "batch"}, {"T", 63, "length"}, {"h0", 1, "initial state", 0}};
+
+TEST(ShapeArgs, DefaultsFillMissingKeysInDeclarationOrder) {
+  EXPECT_EQ(ShapeArgs::parse("T=1000", kKeys).to_string(), "B=2,T=1000,h0=1");
+  EXPECT_EQ(ShapeArgs::parse("", kKeys).to_string(), "B=2,T=63,h0=1");
+  EXPECT_EQ(ShapeArgs::parse(" h0 = 0 , B=7", kKeys).to_string(), "B=7,T=63,h0=0");
+}
+
+TEST(ShapeArgs, CanonicalTextParsesBackToTheSameArgs) {
+  const auto a = ShapeArgs::parse("B=3,T=5,h0=0", kKeys);
+  EXPECT_EQ(ShapeArgs::parse(a.to_string(), kKeys), a);
+}
+
+struct BadShape {
+  const char* text;
+  const char* message_part;
+};
+class ShapeArgsRejects : public ::testing::TestWithParam<BadShape> {};
+
+TEST_P(ShapeArgsRejects, WithAMessageNamingTheProblem) {
+  try {
+    ShapeArgs::parse(GetParam().text, kKeys);
+    FAIL() << "accepted '" << GetParam().text << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(GetParam().message_part), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadInput, ShapeArgsRejects,
+    ::testing::Values(BadShape{"X=1", "unknown shape key 'X'"}, BadShape{"B=0", "B' = 0 is below"},
+                      BadShape{"T=-5", "T' = -5 is below"}, BadShape{"B=4x", "value '4x'"},
+                      BadShape{"B=", "value ''"}, BadShape{"B", "is not KEY=VALUE"},
+                      BadShape{"B=1,B=2", "given twice"}, BadShape{"h0=-1", "below its minimum 0"},
+                      BadShape{"T=99999999999999999999", "expected an integer"}));
+
+}  // namespace
+}  // namespace overlap
