@@ -1,0 +1,114 @@
+#include "gla/inputs.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "core/random.hpp"
+
+namespace overlap::gla {
+namespace {
+
+// Strength of the gates: g = logsigmoid(x) / divisor with x ~ N(0,1). /16 is the usual GLA
+// setting (mean about -0.05 per step); /0.1 gives about -7 per step (median -6.9, mean -8.1),
+// where the unanchored chunk formula overflows fp32.
+struct GateLaw {
+  std::string_view name;
+  double divisor;
+  std::string_view description;
+};
+constexpr GateLaw kGateLaws[] = {
+    {"default", 16.0, "q,k,v ~ N(0,1) as bf16; g = logsigmoid(N(0,1))/16 f32; h0 ~ 0.1*N(0,1) f32"},
+    {"strong_gates", 0.1,
+     "q,k,v ~ N(0,1) as bf16; g = logsigmoid(N(0,1))/0.1 f32 (median -6.9 per step); "
+     "h0 ~ 0.1*N(0,1) f32"},
+};
+
+const GateLaw& find_gate_law(std::string_view name) {
+  for (const auto& law : kGateLaws)
+    if (law.name == name) return law;
+  fail("gla: unknown distribution '{}' (known: default, strong_gates)", name);
+}
+
+// log(sigmoid(x)) without overflow for either sign of x.
+double log_sigmoid(double x) {
+  return x >= 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x));
+}
+
+Tensor normal_tensor(const Shape& shape, DType dtype, std::uint64_t seed, std::string_view name,
+                     double scale) {
+  std::vector<double> values(static_cast<std::size_t>(shape_numel(shape)));
+  fill_normal<double>(values, seed, name, scale);
+  return Tensor::from_f64(values, dtype, shape);
+}
+
+// Names a flat index of a [d0, d1, ...] tensor as "[i0, i1, ...]".
+std::string multi_index(const Shape& shape, std::int64_t flat) {
+  Shape idx(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return shape_to_string(idx);
+}
+
+void require_tensor_like(const TensorMap& inputs, const std::string& name, DType dtype,
+                         const Shape& shape) {
+  const Tensor& t = require_tensor(inputs, name);
+  OVERLAP_REQUIRE(t.dtype() == dtype, "gla: tensor '{}' has dtype {}, expected {}", name,
+                  dtype_name(t.dtype()), dtype_name(dtype));
+  require_shape(t, name, shape);
+  require_finite(t, name);
+}
+
+}  // namespace
+
+std::vector<Distribution> distributions() {
+  std::vector<Distribution> out;
+  for (const auto& law : kGateLaws) out.push_back({std::string(law.name), std::string(law.description)});
+  return out;
+}
+
+TensorMap make_inputs(const GlaShape& shape, std::uint64_t seed, std::string_view distribution) {
+  const GateLaw& law = find_gate_law(distribution.empty() ? "default" : distribution);
+  TensorMap inputs;
+  inputs["q"] = normal_tensor(shape.qk_shape(), kQkvDType, seed, "q", 1.0);
+  inputs["k"] = normal_tensor(shape.qk_shape(), kQkvDType, seed, "k", 1.0);
+  inputs["v"] = normal_tensor(shape.v_shape(), kQkvDType, seed, "v", 1.0);
+  std::vector<double> g(static_cast<std::size_t>(shape.qk_numel()));
+  fill_normal<double>(g, seed, "g");
+  for (double& x : g) x = log_sigmoid(x) / law.divisor;
+  inputs["g"] = Tensor::from_f64(g, kGateDType, shape.qk_shape());
+  if (shape.has_h0) inputs["h0"] = normal_tensor(shape.state_shape(), kStateDType, seed, "h0", 0.1);
+  return inputs;
+}
+
+void validate_inputs(const GlaShape& shape, const TensorMap& inputs) {
+  require_tensor_like(inputs, "q", kQkvDType, shape.qk_shape());
+  require_tensor_like(inputs, "k", kQkvDType, shape.qk_shape());
+  require_tensor_like(inputs, "v", kQkvDType, shape.v_shape());
+  require_tensor_like(inputs, "g", kGateDType, shape.qk_shape());
+  if (shape.has_h0) require_tensor_like(inputs, "h0", kStateDType, shape.state_shape());
+  for (const auto& [name, tensor] : inputs) {
+    const bool known = name == "q" || name == "k" || name == "v" || name == "g" ||
+                       (name == "h0" && shape.has_h0);
+    OVERLAP_REQUIRE(known, "gla: unexpected input tensor '{}'{}", name,
+                    name == "h0" ? " (the shape says h0=0)" : "");
+  }
+  // exp(g) is a forget factor: g > 0 would let the state grow without bound.
+  const auto g = inputs.at("g").view<float>();
+  for (std::size_t i = 0; i < g.size(); ++i)
+    OVERLAP_REQUIRE(g[i] <= 0.0f, "gla: gate g{} = {} at index {} is positive (log forget gate must be <= 0)",
+                    multi_index(shape.qk_shape(), static_cast<std::int64_t>(i)), g[i], i);
+}
+
+DecodedInputs decode_inputs(const GlaShape& shape, const TensorMap& inputs) {
+  DecodedInputs d;
+  d.q = inputs.at("q").to_f32();
+  d.k = inputs.at("k").to_f32();
+  d.v = inputs.at("v").to_f32();
+  d.g = inputs.at("g").to_f32();
+  if (shape.has_h0) d.h0 = inputs.at("h0").to_f32();
+  return d;
+}
+
+}  // namespace overlap::gla
