@@ -1,0 +1,62 @@
+#pragma once
+// Tiling of every dualgemm kernel variant, C = silu(A B1^T) * (A B2^T): the ONE definition
+// both the CUDA kernels (cuda/dualgemm/) and the simulator's models
+// (sim/models/dualgemm_model.cpp) are built from. Each variant is one hypothesis of SPEC:
+// tile size against SM count, pipeline stages, warp specialization, a TMA-store epilogue.
+// Plain C++17, includable from host code and from .cu files.
+#include <array>
+
+namespace overlap::dualgemm {
+
+// Operand encodings of A, B1, B2 (the shape key `fmt`: 0 bf16, 1 fp8 e4m3, 2 nvfp4).
+enum class OperandFormat { Bf16 = 0, Fp8E4m3 = 1, Nvfp4 = 2 };
+
+constexpr double operand_bytes_per_element(OperandFormat f) {
+  // nvfp4: half a byte per value plus one e4m3 scale per 16 values.
+  return f == OperandFormat::Bf16 ? 2.0 : f == OperandFormat::Fp8E4m3 ? 1.0 : 0.5 + 1.0 / 16.0;
+}
+// Every variant loads 128 bytes of K per row and stage (one TMA box / swizzle atom).
+constexpr int tile_k_for(OperandFormat f) {
+  return f == OperandFormat::Bf16 ? 64 : f == OperandFormat::Fp8E4m3 ? 128 : 256;
+}
+
+struct Tiling {
+  const char* name;       // the variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore]
+  const char* hypothesis; // which SPEC question this variant answers
+  int tile_m, tile_n;
+  int stages;
+  bool warp_specialized;  // producer warp + 2 consumer warpgroups, vs one warpgroup that
+                          // issues TMA and MMA in turn
+  bool tma_store;         // epilogue staged in shared memory and written by TMA, asynchronously
+  int max_regs_per_thread;
+
+  constexpr int consumer_warps() const { return 8; }
+  // Two fp32 accumulators (A B1^T and A B2^T) live in the consumer warps' registers.
+  constexpr int accumulator_regs_per_thread() const { return 2 * tile_m * tile_n / (32 * consumer_warps()); }
+  constexpr int threads() const { return 32 * (consumer_warps() + (warp_specialized ? 1 : 0)); }
+  // Ring of A, B1, B2 stages, plus the C tile staged for a TMA store (fp16).
+  constexpr long smem_bytes(OperandFormat f) const {
+    const double per_row = tile_k_for(f) * operand_bytes_per_element(f);
+    const long per_stage = long(per_row * (tile_m + 2 * tile_n));
+    return per_stage * stages + (tma_store ? long(tile_m) * tile_n * 2 : 0);
+  }
+};
+
+// Every variant, baseline first (tile128x128_stages4_ws).
+inline constexpr std::array<Tiling, 12> kTilings = {{
+    {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false, 232},
+    {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false, 232},
+    {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false, 168},
+    {"tile64x64_stages4_ws", "tile size vs SM count", 64, 64, 4, true, false, 168},
+    {"tile128x128_stages2_ws", "pipeline stages", 128, 128, 2, true, false, 232},
+    {"tile128x128_stages3_ws", "pipeline stages", 128, 128, 3, true, false, 232},
+    {"tile128x128_stages5_ws", "pipeline stages", 128, 128, 5, true, false, 232},
+    {"tile128x128_stages6_ws", "pipeline stages", 128, 128, 6, true, false, 232},
+    {"tile128x128_stages4_nows", "warp specialization", 128, 128, 4, false, false, 232},
+    {"tile128x128_stages4_ws_tmastore", "TMA-store epilogue", 128, 128, 4, true, true, 232},
+    {"tile64x128_stages4_ws_tmastore", "TMA-store epilogue", 64, 128, 4, true, true, 168},
+    // Fits every GPU here (48 KiB of shared memory in bf16): the pre-Hopper reference point.
+    {"tile64x64_stages2_nows", "small tiles without TMA/wgmma (T4, A100)", 64, 64, 2, false, false, 168},
+}};
+
+}  // namespace overlap::dualgemm

@@ -1,0 +1,447 @@
+#include "sim/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+#include "core/error.hpp"
+
+namespace overlap::sim {
+namespace {
+
+constexpr double kEps = 1e-9;
+
+// Per-SM rates in "units of work per ns at full unit capacity".
+struct Rates {
+  double copy_ns_per_byte_hbm;  // for bytes that miss L2
+  double copy_ns_per_byte_l2;   // for every byte (all pass L2 -> SM)
+  double dram_latency_ns, l2_latency_ns;
+  double tensor_flops_per_ns[3];
+  double mma_sync_fraction;
+  double fma_per_ns, sfu_per_ns;
+  double lsu_weight;  // FMA-lane-equivalents of one load/store lane operation
+
+  Rates(const HardwareProfile& hw, double active_sms) {
+    const double clk_GHz = hw.clock_MHz * 1e-3;
+    const double hbm_share = hw.hbm_bandwidth_GBps / active_sms;  // GB/s == bytes/ns
+    const double l2_share = std::min(hw.l2_bandwidth_GBps / active_sms, hw.sm_port_bytes_per_clk * clk_GHz);
+    copy_ns_per_byte_hbm = 1.0 / hbm_share;
+    copy_ns_per_byte_l2 = 1.0 / l2_share;
+    dram_latency_ns = hw.dram_latency_cycles / clk_GHz;
+    l2_latency_ns = hw.l2_latency_cycles / clk_GHz;
+    const double per_sm = 1e3 / hw.sm_count;  // TFLOP/s -> flop/ns per SM
+    tensor_flops_per_ns[int(Precision::Bf16)] = hw.tensor_bf16_TFLOPs * per_sm;
+    tensor_flops_per_ns[int(Precision::Fp8)] = hw.tensor_fp8_TFLOPs * per_sm;
+    tensor_flops_per_ns[int(Precision::Fp4)] = hw.tensor_fp4_TFLOPs * per_sm;
+    mma_sync_fraction = hw.has_wgmma() ? hw.mma_sync_fraction : 1.0;
+    fma_per_ns = hw.fma_lanes_per_clk * clk_GHz;
+    sfu_per_ns = hw.sfu_lanes_per_clk * clk_GHz;
+    lsu_weight = hw.fma_lanes_per_clk / 32.0;  // 32 load/store lanes per SM on Volta..Blackwell
+  }
+};
+
+enum class Status : std::uint8_t { Ready, BlockedOp, BlockedWait, BlockedDelay, Done };
+
+struct RoleState {
+  int cta = 0, role = 0;
+  int segment = 0;  // 0 prologue, 1 body, 2 epilogue, 3 done
+  int it = 0, block = 0, in_run = 0;
+  std::size_t step = 0;
+  bool issue_cost_paid = false;  // non-TMA copies first spend issue slots on the role's warps
+  Status status = Status::Ready;
+  int wait_barrier = -1, wait_index = 0;
+  double blocked_since = 0;
+};
+
+struct Op {
+  int role = -1;  // blocking role, or -1 for an async op
+  int cta = 0, barrier = -1, index = 0;
+  Unit unit = Unit::Copy;
+  double remaining = 0;  // ns of work at full unit capacity
+  double cap = 1;        // most of the unit this op can use
+  double rate = 0;
+  double latency_ns = 0;  // after the transfer (loads)
+  bool is_load = false;
+  double start_ns = 0;
+  std::uint64_t order = 0;  // issue order: the copy path serves requests first come, first served
+  const Step* step = nullptr;
+};
+
+struct Timed {
+  double time;
+  std::uint64_t seq;
+  int role;  // role to wake (Delay or blocking op) or -1
+  int cta, barrier, index;
+  bool load_done;
+  bool operator>(const Timed& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+class SmSimulation {
+ public:
+  SmSimulation(const HardwareProfile& hw, const KernelSpec& k, int ctas, double active_sms,
+               std::vector<TraceEvent>* trace)
+      : hw_(hw), k_(k), rates_(hw, active_sms), trace_(trace) {
+    OVERLAP_REQUIRE(k.tiles >= 0, "kernel '{}': tiles must not be negative", k.name);
+    counts_.assign(std::size_t(ctas) * k.barriers.size(), std::vector<int>(std::size_t(std::max(k.tiles, 1)), 0));
+    waiters_.assign(std::size_t(ctas) * k.barriers.size(), {});
+    for (int c = 0; c < ctas; ++c)
+      for (int r = 0; r < int(k.roles.size()); ++r) {
+        RoleState s;
+        s.cta = c;
+        s.role = r;
+        s.block = k.roles[r].first_block;
+        roles_.push_back(s);
+        ready_.push_back(int(roles_.size()) - 1);
+      }
+  }
+
+  SmResult run() {
+    while (true) {
+      while (!ready_.empty()) {
+        const int r = ready_.back();
+        ready_.pop_back();
+        advance(r);
+      }
+      if (ops_.empty() && timed_.empty()) break;
+      step_time();
+    }
+    for (const auto& r : roles_)
+      if (r.status != Status::Done) {
+        const auto& role = k_.roles[r.role];
+        if (r.status == Status::BlockedWait)
+          fail("kernel '{}' deadlocks: role '{}' of CTA {} waits forever on barrier '{}'[{}]", k_.name,
+               role.name, r.cta, k_.barriers[r.wait_barrier].name, r.wait_index);
+        fail("kernel '{}' deadlocks: role '{}' never finishes", k_.name, role.name);
+      }
+    result_.time_ns = now_;
+    return result_;
+  }
+
+ private:
+  const std::vector<Step>& segment_steps(const RoleState& s) const {
+    const Role& role = k_.roles[s.role];
+    return s.segment == 0 ? role.prologue : s.segment == 1 ? role.body : role.epilogue;
+  }
+
+  // Moves a role to the next segment / iteration when its current step list is exhausted.
+  // Returns false when the role has finished.
+  bool next_position(RoleState& s) {
+    const Role& role = k_.roles[s.role];
+    while (true) {
+      if (s.segment == 0) {
+        if (s.step < role.prologue.size()) return true;
+        s.segment = 1;
+        s.step = 0;
+        s.it = s.block * role.run_length;
+        if (s.it >= k_.tiles || role.body.empty()) s.segment = 2;
+        continue;
+      }
+      if (s.segment == 1) {
+        if (s.step < role.body.size()) return true;
+        s.step = 0;
+        if (++s.in_run == role.run_length) {
+          s.in_run = 0;
+          s.block += role.block_stride;
+        }
+        s.it = s.block * role.run_length + s.in_run;
+        if (s.it >= k_.tiles) s.segment = 2;
+        continue;
+      }
+      if (s.segment == 2) {
+        if (s.step < role.epilogue.size()) return true;
+        s.segment = 3;
+      }
+      return false;
+    }
+  }
+
+  int step_index(const RoleState& s, const Step& st) const {
+    if (s.segment == 0) return st.offset;
+    if (s.segment == 1) return s.it + st.offset;
+    return k_.tiles + st.offset;
+  }
+
+  std::vector<int>& counts(int cta, int barrier) { return counts_[std::size_t(cta) * k_.barriers.size() + barrier]; }
+
+  bool barrier_done(int cta, int barrier, int index) {
+    if (index < 0) return true;
+    return counts(cta, barrier)[index] >= k_.barriers[barrier].arrivals;
+  }
+
+  void do_arrive(int cta, int barrier, int index) {
+    if (index < 0 || index >= k_.tiles) return;
+    OVERLAP_REQUIRE(barrier >= 0 && barrier < int(k_.barriers.size()), "kernel '{}': step names barrier {} of {}",
+                    k_.name, barrier, k_.barriers.size());
+    if (++counts(cta, barrier)[index] < k_.barriers[barrier].arrivals) return;
+    auto& w = waiters_[std::size_t(cta) * k_.barriers.size() + barrier];
+    for (std::size_t i = 0; i < w.size();) {
+      RoleState& s = roles_[w[i]];
+      if (barrier_done(cta, barrier, s.wait_index)) {
+        record_role(s, "wait " + k_.barriers[barrier].name, s.blocked_since, now_);
+        s.status = Status::Ready;
+        s.step++;
+        ready_.push_back(w[i]);
+        w[i] = w.back();
+        w.pop_back();
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  // Work in ns at full unit capacity, and the op's cap, for one Run/Issue step.
+  void cost(const Step& st, int warps, Op& op, bool count) {
+    SmResult& totals = count ? result_ : discard_;
+    const double warp_share = std::min(1.0, warps / 4.0);
+    switch (st.unit) {
+      case Unit::Copy: {
+        const double f = std::clamp(st.hbm_fraction, 0.0, 1.0);
+        op.remaining = st.amount * std::max(f * rates_.copy_ns_per_byte_hbm, rates_.copy_ns_per_byte_l2);
+        op.cap = 1;
+        op.is_load = !st.store;
+        // Of the CTAs sharing a tile through L2 one fetches it from DRAM and waits the DRAM
+        // latency; the wave ends with the slowest, so any miss costs the DRAM latency.
+        op.latency_ns = st.store ? 0 : f > 0 ? rates_.dram_latency_ns : rates_.l2_latency_ns;
+        const double hbm = st.amount * f;
+        (st.store ? totals.store_bytes : totals.load_bytes) += st.amount;
+        totals.hbm_bytes += hbm;
+        break;
+      }
+      case Unit::Tensor: {
+        double rate = rates_.tensor_flops_per_ns[int(st.precision)];
+        OVERLAP_REQUIRE(rate > 0, "kernel '{}': {} has no tensor-core rate for this precision", k_.name, hw_.name);
+        if (st.path == TensorPath::WarpMma || !hw_.has_wgmma()) rate *= rates_.mma_sync_fraction;
+        op.remaining = st.amount / rate;
+        op.cap = warp_share;
+        totals.tensor_flops += st.amount;
+        break;
+      }
+      case Unit::Fma:
+        op.remaining = st.amount / rates_.fma_per_ns;
+        op.cap = warp_share;
+        totals.fma_ops += st.amount;
+        break;
+      case Unit::Sfu:
+        op.remaining = st.amount / rates_.sfu_per_ns;
+        op.cap = warp_share;
+        totals.sfu_ops += st.amount;
+        break;
+    }
+  }
+
+  void start_op(int r, const Step& st, bool blocking, int barrier, int index) {
+    RoleState& s = roles_[r];
+    Op op;
+    op.role = blocking ? r : -1;
+    op.cta = s.cta;
+    op.barrier = barrier;
+    op.index = index;
+    op.unit = st.unit;
+    op.start_ns = now_;
+    op.step = &st;
+    cost(st, k_.roles[s.role].warps, op, s.cta == 0);  // per-CTA totals come from CTA 0
+    if (op.is_load) ++loads_in_flight_;
+    if (op.remaining <= 0) op.remaining = kEps;
+    op.order = seq_++;
+    ops_.push_back(op);
+  }
+
+  void advance(int r) {
+    RoleState& s = roles_[r];
+    while (true) {
+      if (!next_position(s)) {
+        s.status = Status::Done;
+        return;
+      }
+      const Step& st = segment_steps(s)[s.step];
+      const int index = step_index(s, st);
+      if (s.segment == 1 && st.every > 1 && ((index % st.every) + st.every) % st.every != st.phase) {
+        s.step++;
+        continue;
+      }
+      const bool indexed = st.barrier >= 0 || st.offset != 0;
+      switch (st.kind) {
+        case StepKind::Run:
+        case StepKind::Issue: {
+          if (indexed && (index < 0 || index >= k_.tiles)) {
+            s.step++;
+            continue;
+          }
+          // Non-TMA copies are issued by the role's own threads (cp.async, or ld.global +
+          // st.shared): that costs issue slots before the data moves.
+          if (st.unit == Unit::Copy && !st.store && st.engine != CopyEngine::Tma && !s.issue_cost_paid) {
+            static const Step kIssueCost = sim::run(Unit::Fma, 0, "copy issue");
+            const double instructions = st.engine == CopyEngine::CpAsync ? 1.0 : 2.0;  // + st.shared
+            const double lane_ops = st.amount / 16.0 * instructions * rates_.lsu_weight;
+            Op op;
+            op.role = r;
+            op.cta = s.cta;
+            op.unit = Unit::Fma;
+            op.remaining = std::max(lane_ops / rates_.fma_per_ns, kEps);
+            op.cap = std::min(1.0, k_.roles[s.role].warps / 4.0);
+            op.start_ns = now_;
+            op.step = &kIssueCost;
+            if (s.cta == 0) result_.fma_ops += lane_ops;
+            ops_.push_back(op);
+            s.issue_cost_paid = true;
+            s.status = Status::BlockedOp;
+            s.blocked_since = now_;
+            return;
+          }
+          s.issue_cost_paid = false;
+          if (st.kind == StepKind::Run) {
+            start_op(r, st, true, -1, 0);
+            s.status = Status::BlockedOp;
+            s.blocked_since = now_;
+            return;
+          }
+          start_op(r, st, false, st.barrier, index);
+          s.step++;
+          continue;
+        }
+        case StepKind::Wait:
+          if (index >= k_.tiles || barrier_done(s.cta, st.barrier, index)) {
+            s.step++;
+            continue;
+          }
+          s.status = Status::BlockedWait;
+          s.wait_barrier = st.barrier;
+          s.wait_index = index;
+          s.blocked_since = now_;
+          waiters_[std::size_t(s.cta) * k_.barriers.size() + st.barrier].push_back(r);
+          return;
+        case StepKind::Arrive:
+          s.step++;
+          do_arrive(s.cta, st.barrier, index);
+          continue;
+        case StepKind::Delay:
+          s.status = Status::BlockedDelay;
+          s.blocked_since = now_;
+          timed_.push({now_ + std::max(st.amount, 0.0), seq_++, r, s.cta, -1, 0, false});
+          return;
+      }
+    }
+  }
+
+  // The copy path serves requests in issue order (an SM's memory requests return roughly in
+  // order, so an early tile is not slowed by the prefetches queued behind it); the compute
+  // pipes interleave warps, so their capacity is split max-min fairly among active ops.
+  void assign_rates() {
+    std::size_t first_copy = ops_.size();
+    for (std::size_t i = 0; i < ops_.size(); ++i)
+      if (ops_[i].unit == Unit::Copy) {
+        ops_[i].rate = 0;
+        if (first_copy == ops_.size() || ops_[i].order < ops_[first_copy].order) first_copy = i;
+      }
+    if (first_copy < ops_.size()) ops_[first_copy].rate = ops_[first_copy].cap;
+    for (int u = 1; u < kUnitCount; ++u) {
+      scratch_.clear();
+      for (std::size_t i = 0; i < ops_.size(); ++i)
+        if (int(ops_[i].unit) == u) scratch_.push_back(i);
+      std::sort(scratch_.begin(), scratch_.end(), [&](std::size_t a, std::size_t b) { return ops_[a].cap < ops_[b].cap; });
+      double left = 1.0;
+      std::size_t n = scratch_.size();
+      for (std::size_t i : scratch_) {
+        const double r = std::min(ops_[i].cap, left / double(n));
+        ops_[i].rate = r;
+        left -= r;
+        --n;
+      }
+    }
+  }
+
+  void step_time() {
+    assign_rates();
+    double t_next = timed_.empty() ? INFINITY : timed_.top().time;
+    for (const auto& op : ops_)
+      if (op.rate > 0) t_next = std::min(t_next, now_ + op.remaining / op.rate);
+    const double dt = t_next - now_;
+    if (dt > 0) {
+      std::array<double, kUnitCount> used{};
+      for (const auto& op : ops_) used[int(op.unit)] += op.rate;
+      bool computing = false;
+      for (int u = 0; u < kUnitCount; ++u) {
+        result_.busy_ns[u] += std::min(1.0, used[u]) * dt;
+        if (u != int(Unit::Copy) && used[u] > 0) computing = true;
+      }
+      if (loads_in_flight_ > 0) {
+        result_.load_ns += dt;
+        if (computing) result_.load_hidden_ns += dt;
+      }
+      for (auto& op : ops_) op.remaining -= op.rate * dt;
+    }
+    now_ = t_next;
+    for (std::size_t i = 0; i < ops_.size();) {
+      Op& op = ops_[i];
+      if (op.remaining <= kEps * std::max(1.0, op.rate) + 1e-12 * now_) {
+        finish_transfer(op);
+        ops_[i] = ops_.back();
+        ops_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    while (!timed_.empty() && timed_.top().time <= now_ + kEps) {
+      const Timed t = timed_.top();
+      timed_.pop();
+      if (t.load_done) --loads_in_flight_;
+      if (t.role >= 0) wake(t.role);
+      else if (t.barrier >= 0) do_arrive(t.cta, t.barrier, t.index);
+    }
+  }
+
+  void finish_transfer(const Op& op) {
+    if (trace_ && op.cta == 0 && op.step)
+      trace_->push_back({fmt::format("unit {}", unit_name(op.unit)), op.step->label, op.start_ns, now_, true});
+    if (op.latency_ns > 0) {
+      timed_.push({now_ + op.latency_ns, seq_++, op.role, op.cta, op.barrier, op.index, op.is_load});
+      return;
+    }
+    if (op.is_load) --loads_in_flight_;
+    if (op.role >= 0) wake(op.role);
+    else if (op.barrier >= 0) do_arrive(op.cta, op.barrier, op.index);
+  }
+
+  void wake(int r) {
+    RoleState& s = roles_[r];
+    if (s.status == Status::BlockedOp || s.status == Status::BlockedDelay) {
+      const auto& steps = segment_steps(s);
+      if (s.step < steps.size()) record_role(s, s.issue_cost_paid ? "copy issue" : steps[s.step].label, s.blocked_since, now_);
+      if (!s.issue_cost_paid) s.step++;
+      s.status = Status::Ready;
+      ready_.push_back(r);
+    }
+  }
+
+  void record_role(const RoleState& s, const std::string& name, double start, double end) {
+    if (!trace_ || s.cta != 0 || end <= start) return;
+    trace_->push_back({fmt::format("cta{} {}", s.cta, k_.roles[s.role].name), name, start, end, false});
+  }
+
+  const HardwareProfile& hw_;
+  const KernelSpec& k_;
+  Rates rates_;
+  std::vector<TraceEvent>* trace_;
+  std::vector<RoleState> roles_;
+  std::vector<int> ready_;
+  std::vector<Op> ops_;
+  std::priority_queue<Timed, std::vector<Timed>, std::greater<Timed>> timed_;
+  std::vector<std::vector<int>> counts_;
+  std::vector<std::vector<int>> waiters_;
+  std::vector<std::size_t> scratch_;
+  int loads_in_flight_ = 0;
+  std::uint64_t seq_ = 0;
+  double now_ = 0;
+  SmResult result_;
+  SmResult discard_;  // totals of CTAs other than CTA 0 (all CTAs run the same program)
+};
+
+}  // namespace
+
+SmResult simulate_sm(const HardwareProfile& hw, const KernelSpec& kernel, int ctas_on_sm, double active_sms,
+                     std::vector<TraceEvent>* trace) {
+  OVERLAP_REQUIRE(ctas_on_sm >= 1, "kernel '{}': no CTA on the SM", kernel.name);
+  return SmSimulation(hw, kernel, ctas_on_sm, active_sms, trace).run();
+}
+
+}  // namespace overlap::sim

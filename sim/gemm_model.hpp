@@ -1,0 +1,37 @@
+#pragma once
+// A tiled GEMM kernel (C = epilogue(A B^T), optionally with two B operands sharing A) as a
+// KernelSpec: the k-loop through the tile loop of tile_loop.hpp, an epilogue once per output
+// tile, persistent or one CTA per tile. Shared by every GEMM-shaped kernel of every workload.
+#include <cstdint>
+#include <string>
+
+#include "sim/kernel.hpp"
+#include "sim/profile.hpp"
+
+namespace overlap::sim {
+
+struct GemmSpec {
+  std::string name;
+  std::int64_t batch = 1, M = 1, N = 1, K = 1;
+  int b_operands = 1;  // 2: dual GEMM, B1 and B2 share the A tile
+  double a_bytes_per_element = 2, b_bytes_per_element = 2, c_bytes_per_element = 2;
+  Precision precision = Precision::Bf16;
+  // Tiling (from the workload's *_tiling.hpp):
+  int tile_m = 128, tile_n = 128, tile_k = 64, stages = 3, consumer_warps = 8;
+  bool warp_specialized = false, persistent = false, tma_store = false;
+  int max_regs_per_thread = 232;
+  int cluster_n = 1;
+  // Epilogue work per output element (activations, conversion) and per output tile.
+  double epilogue_fma_per_element = 1, epilogue_sfu_per_element = 0;
+  double epilogue_sync_ns_per_tile = 0;  // e.g. a cluster exchange of partial norms
+};
+
+// Registers of a warp-specialized producer warp after setmaxnreg (CUTLASS / FA3 use 24-40).
+inline constexpr int kProducerRegsPerThread = 40;
+
+KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& spec);
+
+// Empty when the tiling can run on `hw` (precision, shared memory, registers), else why not.
+std::string gemm_cannot_run(const HardwareProfile& hw, const GemmSpec& spec);
+
+}  // namespace overlap::sim

@@ -1,0 +1,94 @@
+#pragma once
+// The model's description of one kernel launch: what every CTA does, as roles (warps with one
+// job) issuing steps to the SM's units and synchronising on barriers indexed by tile. Built
+// in C++ by the variant models (sim/models/) and from JSON by schedule files; simulated by
+// sim/engine.cpp. Nothing here knows about a particular workload.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/profile.hpp"
+
+namespace overlap::sim {
+
+// Per-SM units. HBM/L2 are not SM units: their share per SM is folded into copy rates.
+enum class Unit : std::uint8_t { Copy, Tensor, Fma, Sfu };
+inline constexpr int kUnitCount = 4;
+std::string_view unit_name(Unit u);
+
+enum class Precision : std::uint8_t { Bf16, Fp8, Fp4 };
+enum class TensorPath : std::uint8_t {
+  Warpgroup,  // wgmma (Hopper) / tcgen05 (Blackwell): the full tensor peak
+  WarpMma,    // mma.sync: mma_sync_fraction of the peak
+};
+
+enum class StepKind : std::uint8_t {
+  Run,     // do `amount` on `unit`; the role waits until it is done
+  Issue,   // start `amount` on `unit` and go on; on completion arrive on `barrier`
+  Wait,    // block until barrier[index] has all its arrivals
+  Arrive,  // one arrival on barrier[index]
+  Delay,   // block for `amount` ns without occupying a unit (a dependent-latency chain)
+};
+
+// One step of a role. Amount units: Copy bytes, Tensor flops, Fma/Sfu lane operations
+// (one per thread-instruction), Delay nanoseconds.
+struct Step {
+  StepKind kind = StepKind::Run;
+  Unit unit = Unit::Fma;
+  double amount = 0;
+  int barrier = -1;  // Wait/Arrive target; Issue: barrier to arrive on when done (-1: none)
+  // Tile index this step refers to: body: iteration + offset; prologue: offset; epilogue:
+  // tiles + offset. Indexed steps outside [0, tiles) are skipped (a Wait below 0 passes).
+  int offset = 0;
+  int every = 1, phase = 0;  // body only: run when (iteration + offset) % every == phase
+  // Copy only:
+  double hbm_fraction = 1;  // share of the bytes that miss L2 (the rest hit in L2)
+  bool store = false;       // global writes (no load latency to wait for)
+  CopyEngine engine = CopyEngine::Tma;  // the instruction path the kernel uses for this copy
+  // Tensor only:
+  Precision precision = Precision::Bf16;
+  TensorPath path = TensorPath::Warpgroup;
+  std::string label;  // shown in traces
+};
+
+struct Role {
+  std::string name;
+  int warps = 4;  // a role with fewer than 4 warps reaches only warps/4 of an SM's FMA/SFU/tensor pipes
+  // Tiles visited: blocks of `run_length` consecutive tiles, starting with block `first_block`
+  // and advancing `block_stride` blocks (pingpong consumers alternate with stride 2).
+  int first_block = 0, block_stride = 1, run_length = 1;
+  std::vector<Step> prologue, body, epilogue;
+};
+
+struct BarrierSpec {
+  std::string name;
+  int arrivals = 1;  // arrivals that complete one index
+};
+
+struct KernelSpec {
+  std::string name;
+  std::int64_t ctas = 1;
+  int threads_per_cta = 128;
+  std::int64_t regs_per_cta = 0;  // allocated registers (see regs_for_warps)
+  std::int64_t smem_bytes = 0;
+  int cluster_size = 1;
+  int tiles = 1;  // main-loop iterations per CTA
+  std::vector<Role> roles;
+  std::vector<BarrierSpec> barriers;
+};
+
+// Registers the hardware allocates to `warps` warps compiled for `regs_per_thread` (granule of
+// 256 registers per warp, CUDA occupancy calculator).
+std::int64_t regs_for_warps(int warps, int regs_per_thread);
+
+// Step constructors keep the models short and readable.
+Step run(Unit unit, double amount, std::string label);
+Step issue(Unit unit, double amount, int barrier, int offset, std::string label);
+Step wait(int barrier, int offset, std::string label = "wait");
+Step arrive(int barrier, int offset);
+Step delay(double ns, std::string label);
+Step load(double bytes, double hbm_fraction, CopyEngine engine, std::string label);   // Run copy
+Step store(double bytes, CopyEngine engine, std::string label);                       // Run copy, write
+Step mma(double flops, Precision p, TensorPath path, std::string label);              // Run tensor
+
+}  // namespace overlap::sim

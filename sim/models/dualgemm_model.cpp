@@ -1,0 +1,81 @@
+// dualgemm (C = silu(A B1^T) * (A B2^T)): one variant per tiling of
+// cuda/dualgemm/dualgemm_tiling.hpp; the operand format comes from the shape key `fmt`
+// (0 bf16, 1 fp8 e4m3, 2 nvfp4).
+#include "core/error.hpp"
+#include "cuda/dualgemm/dualgemm_tiling.hpp"
+#include "sim/gemm_model.hpp"
+#include "sim/variants.hpp"
+
+namespace overlap::sim {
+namespace {
+
+using dualgemm::OperandFormat;
+
+OperandFormat format_of(const ShapeArgs& s) {
+  const std::int64_t f = shape_value(s, "fmt", 0);
+  OVERLAP_REQUIRE(f >= 0 && f <= 2, "dualgemm: fmt = {} is not 0 (bf16), 1 (fp8 e4m3) or 2 (nvfp4)", f);
+  return OperandFormat(f);
+}
+
+GemmSpec spec(const dualgemm::Tiling& t, const ShapeArgs& s) {
+  const OperandFormat f = format_of(s);
+  GemmSpec g;
+  g.name = fmt::format("dualgemm_{}", t.name);
+  g.batch = shape_value(s, "L", 1);
+  g.M = shape_size(s, "dualgemm", "M");
+  g.N = shape_size(s, "dualgemm", "N");
+  g.K = shape_size(s, "dualgemm", "K");
+  g.b_operands = 2;
+  g.a_bytes_per_element = g.b_bytes_per_element = dualgemm::operand_bytes_per_element(f);
+  g.c_bytes_per_element = 2;
+  g.precision = f == OperandFormat::Bf16 ? Precision::Bf16 : f == OperandFormat::Fp8E4m3 ? Precision::Fp8 : Precision::Fp4;
+  g.tile_m = t.tile_m;
+  g.tile_n = t.tile_n;
+  g.tile_k = dualgemm::tile_k_for(f);
+  g.stages = t.stages;
+  g.consumer_warps = t.consumer_warps();
+  g.warp_specialized = t.warp_specialized;
+  g.persistent = t.warp_specialized;  // the warp-specialized kernels are persistent (CUTLASS sm90)
+  g.tma_store = t.tma_store;
+  g.max_regs_per_thread = t.max_regs_per_thread;
+  // silu(x1) * x2 per element: exp and reciprocal on the SFU, a few FMAs, two accumulators.
+  g.epilogue_fma_per_element = 5;
+  g.epilogue_sfu_per_element = 2;
+  return g;
+}
+
+std::string cannot_run(const dualgemm::Tiling& t, const HardwareProfile& hw, const ShapeArgs& s) {
+  const OperandFormat f = format_of(s);
+  const std::int64_t K = shape_size(s, "dualgemm", "K");
+  if (K % 256 != 0) return fmt::format("dualgemm needs K a multiple of 256 (K={})", K);
+  if (f == OperandFormat::Nvfp4 && hw.compute_capability < 100)
+    return fmt::format("NVFP4 is a Blackwell (sm_100) format; {} is sm_{} (use fmt=0 bf16 or fmt=1 fp8)", hw.name,
+                       int(hw.compute_capability));
+  if (t.accumulator_regs_per_thread() + 32 > t.max_regs_per_thread)
+    return fmt::format("{}: two {}x{} fp32 accumulators need {} registers per thread, budget {}", t.name, t.tile_m,
+                       t.tile_n, t.accumulator_regs_per_thread(), t.max_regs_per_thread);
+  return gemm_cannot_run(hw, spec(t, s));
+}
+
+}  // namespace
+
+std::vector<VariantModel> dualgemm_variant_models() {
+  std::vector<VariantModel> out;
+  for (const auto& t : dualgemm::kTilings) {
+    VariantModel m;
+    m.workload = "dualgemm";
+    m.name = t.name;
+    m.description = fmt::format("{}x{} tiles, {} stages, {}{} ({})", t.tile_m, t.tile_n, t.stages,
+                                t.warp_specialized ? "TMA producer warp + 2 consumer warpgroups, persistent"
+                                                   : "one warpgroup issues TMA and MMA in turn",
+                                t.tma_store ? ", TMA-store epilogue" : "", t.hypothesis);
+    m.cannot_run = [&t](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(t, hw, s); };
+    m.build = [&t](const HardwareProfile& hw, const ShapeArgs& s) {
+      return std::vector<KernelSpec>{gemm_kernel(hw, spec(t, s))};
+    };
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace overlap::sim

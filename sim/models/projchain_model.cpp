@@ -1,0 +1,145 @@
+// projchain (the GLA input projections q, k, v, g, alpha from x): the fusion variants of SPEC,
+// built from cuda/projchain/projchain_tiling.hpp. Whether fusion pays is decided by what the
+// GEMM is bound by at a given N = B*T: the activation kernels cost a full HBM round trip of
+// their slices plus a launch each, the fused epilogue costs FMA/SFU work inside the GEMM.
+#include "core/error.hpp"
+#include "cuda/projchain/projchain_tiling.hpp"
+#include "sim/gemm_model.hpp"
+#include "sim/occupancy.hpp"
+#include "sim/tile_loop.hpp"
+#include "sim/variants.hpp"
+
+namespace overlap::sim {
+namespace {
+
+using projchain::Variant;
+
+struct ProjDims {
+  std::int64_t N, d, H, dk;
+};
+
+ProjDims dims(const ShapeArgs& s) {
+  return {shape_size(s, "projchain", "B") * shape_size(s, "projchain", "T"), shape_size(s, "projchain", "d"),
+          shape_size(s, "projchain", "H"), shape_size(s, "projchain", "dk")};
+}
+
+GemmSpec gemm_spec(const HardwareProfile& hw, Variant v, std::string name, const ProjDims& d, std::int64_t n) {
+  const auto t = projchain::gemm_tiling_for(v, int(hw.compute_capability));
+  GemmSpec g;
+  g.name = std::move(name);
+  g.M = d.N;
+  g.N = n;
+  g.K = d.d;
+  g.tile_m = t.tile_m;
+  g.tile_n = t.tile_n;
+  g.tile_k = t.tile_k;
+  g.stages = t.stages;
+  g.consumer_warps = t.consumer_warps;
+  g.warp_specialized = t.warp_specialized;
+  g.persistent = t.persistent;
+  g.tma_store = t.tma_store;
+  g.max_regs_per_thread = t.max_regs_per_thread;
+  g.cluster_n = t.cluster_n;
+  return g;
+}
+
+// A standalone activation over `rows` x `cols` bf16 (read + write), `sfu`/`fma` per element.
+KernelSpec activation(const HardwareProfile& hw, std::string name, std::int64_t rows, std::int64_t cols, double sfu,
+                      double fma) {
+  const auto t = projchain::activation_tiling();
+  KernelSpec k;
+  k.name = std::move(name);
+  k.ctas = (rows + t.rows_per_cta - 1) / t.rows_per_cta;
+  k.threads_per_cta = t.threads;
+  k.regs_per_cta = regs_for_warps(t.threads / 32, 40);
+  const double elements = double(t.rows_per_cta) * cols;
+  TileLoop loop;
+  loop.loads = {load(elements * 2, 1.0, CopyEngine::LdSt, "load slice")};
+  loop.compute = {run(Unit::Fma, elements * fma, "activation")};
+  if (sfu > 0) loop.compute.push_back(run(Unit::Sfu, elements * sfu, "exp / rsqrt"));
+  loop.stores = {store(elements * 2, CopyEngine::LdSt, "store slice")};
+  LoopSchedule sch;
+  sch.compute_warps = t.threads / 32;
+  build_tile_loop(k, loop, sch);
+  (void)hw;
+  return k;
+}
+
+std::vector<KernelSpec> activations(const HardwareProfile& hw, const ProjDims& d) {
+  const std::int64_t w = d.H * d.dk;
+  return {activation(hw, "projchain_l2norm_k", d.N, w, 1.0 / double(d.dk), 4),
+          activation(hw, "projchain_silu_g", d.N, w, 2, 3), activation(hw, "projchain_sigmoid_alpha", d.N, d.H, 2, 3)};
+}
+
+std::vector<KernelSpec> build(Variant v, const HardwareProfile& hw, const ShapeArgs& shape) {
+  const ProjDims d = dims(shape);
+  const std::int64_t w = d.H * d.dk, wide = 4 * w + d.H;
+  std::vector<KernelSpec> ks;
+  switch (v) {
+    case Variant::Unfused:
+      for (const char* n : {"q", "k", "v", "g"})
+        ks.push_back(gemm_kernel(hw, gemm_spec(hw, v, fmt::format("projchain_gemm_{}", n), d, w)));
+      ks.push_back(gemm_kernel(hw, gemm_spec(hw, v, "projchain_gemm_alpha", d, d.H)));
+      for (auto& k : activations(hw, d)) ks.push_back(std::move(k));
+      return ks;
+    case Variant::WideGemm:
+      ks.push_back(gemm_kernel(hw, gemm_spec(hw, v, "projchain_wide_gemm", d, wide)));
+      for (auto& k : activations(hw, d)) ks.push_back(std::move(k));
+      return ks;
+    case Variant::EpilogueFused:
+    case Variant::ClusterFused: {
+      GemmSpec g = gemm_spec(hw, v, v == Variant::EpilogueFused ? "projchain_fused_gemm" : "projchain_cluster_gemm", d, wide);
+      // Per output element, averaged over the slices: conversion, k's square-sum + scale
+      // (1/4 of columns), silu on g and sigmoid on alpha (exp + reciprocal on the SFU).
+      g.epilogue_fma_per_element = 1 + 0.25 * 3 + 0.25 * 3;
+      g.epilogue_sfu_per_element = 0.25 * 2 + 0.25 / double(d.dk);
+      // The per-head norm reduces across the warps holding the head: one CTA barrier per
+      // tile, or a cluster barrier + DSMEM exchange when a head spans the cluster.
+      g.epilogue_sync_ns_per_tile =
+          (v == Variant::ClusterFused ? 2 * hw.l2_latency_cycles : hw.sync_latency_cycles) * hw.cycle_ns();
+      ks.push_back(gemm_kernel(hw, g));
+      return ks;
+    }
+  }
+  return ks;
+}
+
+std::string cannot_run(Variant v, const HardwareProfile& hw, const ShapeArgs& shape) {
+  const ProjDims d = dims(shape);
+  if (d.d % 8 != 0) return fmt::format("projchain needs d a multiple of 8 (d={})", d.d);
+  const auto t = projchain::gemm_tiling_for(v, int(hw.compute_capability));
+  if (v == Variant::ClusterFused && !hw.has_clusters())
+    return fmt::format("cluster_fused needs thread-block clusters and DSMEM (sm_90+); {} is sm_{}", hw.name,
+                       int(hw.compute_capability));
+  if (v == Variant::EpilogueFused && t.tile_n % d.dk != 0)
+    return fmt::format("epilogue_fused needs each head (dk={}) inside one {}-column tile; use cluster_fused", d.dk, t.tile_n);
+  if (v == Variant::ClusterFused && (d.dk % t.tile_n != 0 || d.dk / t.tile_n > 8))
+    return fmt::format("cluster_fused needs dk={} a multiple of the {}-column tile, at most 8 tiles per head", d.dk, t.tile_n);
+  const std::string why = gemm_cannot_run(hw, gemm_spec(hw, v, "projchain_gemm", d, d.H * d.dk));
+  if (!why.empty()) return why;
+  return {};
+}
+
+}  // namespace
+
+std::vector<VariantModel> projchain_variant_models() {
+  const std::pair<Variant, std::pair<const char*, const char*>> list[] = {
+      {Variant::Unfused, {"unfused", "5 GEMMs + 3 activation kernels (8 launches)"}},
+      {Variant::WideGemm, {"wide_gemm", "1 GEMM on the concatenated weight + 3 activation kernels"}},
+      {Variant::EpilogueFused, {"epilogue_fused", "1 GEMM, activations and per-head L2 norm in the epilogue"}},
+      {Variant::ClusterFused, {"cluster_fused", "1 GEMM with half-head tiles, L2-norm partials exchanged in a cluster"}},
+  };
+  std::vector<VariantModel> out;
+  for (const auto& [v, text] : list) {
+    VariantModel m;
+    m.workload = "projchain";
+    m.name = text.first;
+    m.description = text.second;
+    m.cannot_run = [v = v](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(v, hw, s); };
+    m.build = [v = v](const HardwareProfile& hw, const ShapeArgs& s) { return build(v, hw, s); };
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace overlap::sim

@@ -1,0 +1,22 @@
+#pragma once
+// How many CTAs of a kernel fit on one SM at once (registers, shared memory, threads, CTA
+// slots), and which resource limits it: the CUDA occupancy rules.
+#include <string>
+
+#include "sim/kernel.hpp"
+#include "sim/profile.hpp"
+
+namespace overlap::sim {
+
+struct Occupancy {
+  int ctas_per_sm = 0;
+  std::string limiter;  // "registers", "shared memory", "threads", "CTA slots"
+};
+
+// Throws overlap::Error naming the resource when not even one CTA fits.
+Occupancy occupancy(const HardwareProfile& hw, const KernelSpec& kernel);
+
+// Empty when the kernel fits; otherwise why not (used by can_implement).
+std::string why_kernel_does_not_fit(const HardwareProfile& hw, const KernelSpec& kernel);
+
+}  // namespace overlap::sim

@@ -1,0 +1,190 @@
+#include "sim/profile.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "sim/builtin_profiles.hpp"
+
+namespace overlap::sim {
+
+std::string_view copy_engine_name(CopyEngine e) {
+  switch (e) {
+    case CopyEngine::Tma: return "tma";
+    case CopyEngine::CpAsync: return "cp_async";
+    case CopyEngine::LdSt: return "ld_st";
+  }
+  return "?";
+}
+
+const std::vector<ProfileField>& profile_fields() {
+  using P = HardwareProfile;
+  static const std::vector<ProfileField> fields = {
+      {"compute_capability", "", "SM architecture x10 (75, 80, 90, 100)", &P::compute_capability},
+      {"sm_count", "SMs", "streaming multiprocessors", &P::sm_count},
+      {"clock_MHz", "MHz", "SM clock used to turn cycles into time", &P::clock_MHz},
+      {"regs_per_sm", "registers", "32-bit registers per SM", &P::regs_per_sm},
+      {"smem_per_sm_KiB", "KiB", "shared memory per SM", &P::smem_per_sm_KiB},
+      {"smem_per_cta_KiB", "KiB", "largest shared memory one CTA may use", &P::smem_per_cta_KiB},
+      {"max_threads_per_sm", "threads", "resident threads per SM", &P::max_threads_per_sm},
+      {"max_ctas_per_sm", "CTAs", "resident CTAs per SM", &P::max_ctas_per_sm},
+      {"hbm_bandwidth_GBps", "GB/s", "attainable device-memory bandwidth, reads+writes", &P::hbm_bandwidth_GBps},
+      {"hbm_capacity_GB", "GB", "device memory", &P::hbm_capacity_GB},
+      {"l2_size_MiB", "MiB", "L2 cache", &P::l2_size_MiB},
+      {"l2_bandwidth_GBps", "GB/s", "aggregate L2 bandwidth", &P::l2_bandwidth_GBps},
+      {"sm_port_bytes_per_clk", "B/clk", "L2 -> one SM bandwidth", &P::sm_port_bytes_per_clk},
+      {"dram_latency_cycles", "cycles", "load latency of an L2 miss", &P::dram_latency_cycles},
+      {"l2_latency_cycles", "cycles", "load latency of an L2 hit", &P::l2_latency_cycles},
+      {"tensor_bf16_TFLOPs", "TFLOP/s", "dense 16-bit tensor-core rate", &P::tensor_bf16_TFLOPs},
+      {"tensor_fp8_TFLOPs", "TFLOP/s", "dense fp8 tensor-core rate (0: none)", &P::tensor_fp8_TFLOPs},
+      {"tensor_fp4_TFLOPs", "TFLOP/s", "dense fp4 tensor-core rate (0: none)", &P::tensor_fp4_TFLOPs},
+      {"mma_sync_fraction", "", "share of tensor peak reachable with warp-level mma.sync", &P::mma_sync_fraction},
+      {"fma_lanes_per_clk", "lanes/clk", "FP32 FMA lanes per SM", &P::fma_lanes_per_clk},
+      {"sfu_lanes_per_clk", "lanes/clk", "special-function (exp2) lanes per SM", &P::sfu_lanes_per_clk},
+      {"fma_latency_cycles", "cycles", "dependent FFMA latency", &P::fma_latency_cycles},
+      {"sync_latency_cycles", "cycles", "CTA barrier / mbarrier round trip", &P::sync_latency_cycles},
+      {"launch_overhead_us", "us", "time per kernel launch in a stream", &P::launch_overhead_us},
+  };
+  return fields;
+}
+
+namespace {
+
+std::string allowed_fields() {
+  std::string s;
+  for (const auto& f : profile_fields()) s += std::string(s.empty() ? "" : ", ") + std::string(f.name);
+  return s + ", copy_engine";
+}
+
+CopyEngine parse_copy_engine(const std::string& v, std::string_view origin) {
+  if (v == "tma") return CopyEngine::Tma;
+  if (v == "cp_async") return CopyEngine::CpAsync;
+  if (v == "ld_st") return CopyEngine::LdSt;
+  fail("{}: copy_engine '{}' is not one of tma, cp_async, ld_st", origin, v);
+}
+
+std::string read_file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  OVERLAP_REQUIRE(in, "cannot open profile file '{}'", path.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+HardwareProfile load_profile_depth(std::string_view name_or_path, int depth);
+
+// Applies `fields` (JSON object: name -> {value, source[, unit]}) onto `p`.
+void apply_fields(HardwareProfile& p, const nlohmann::json& fields, std::string_view origin) {
+  OVERLAP_REQUIRE(fields.is_object(), "{}: 'fields' must be an object", origin);
+  for (const auto& [key, entry] : fields.items()) {
+    OVERLAP_REQUIRE(entry.is_object() && entry.contains("value") && entry.contains("source"),
+                    "{}: field '{}' must be an object {{\"value\": ..., \"source\": \"...\"}}", origin, key);
+    const auto& source = entry.at("source");
+    OVERLAP_REQUIRE(source.is_string() && !source.get<std::string>().empty(),
+                    "{}: field '{}' needs a non-empty source string", origin, key);
+    for (const auto& [k, _] : entry.items())
+      OVERLAP_REQUIRE(k == "value" || k == "source" || k == "unit",
+                      "{}: field '{}' has unknown key '{}' (allowed: value, source, unit)", origin, key, k);
+    if (key == "copy_engine") {
+      OVERLAP_REQUIRE(entry["value"].is_string(), "{}: copy_engine must be a string", origin);
+      p.copy_engine = parse_copy_engine(entry["value"].get<std::string>(), origin);
+      p.sources[key] = source.get<std::string>();
+      continue;
+    }
+    const ProfileField* field = nullptr;
+    for (const auto& f : profile_fields())
+      if (f.name == key) field = &f;
+    OVERLAP_REQUIRE(field, "{}: unknown profile field '{}' (allowed: {})", origin, key, allowed_fields());
+    if (entry.contains("unit")) {
+      OVERLAP_REQUIRE(entry["unit"].is_string() && entry["unit"].get<std::string>() == field->unit,
+                      "{}: field '{}' is in '{}', got unit {}", origin, key, field->unit, entry["unit"].dump());
+    }
+    OVERLAP_REQUIRE(entry["value"].is_number(), "{}: field '{}' must be a number, got {}", origin, key,
+                    entry["value"].dump());
+    const double v = entry["value"].get<double>();
+    OVERLAP_REQUIRE(v >= 0, "{}: field '{}' = {} must not be negative", origin, key, v);
+    p.*(field->member) = v;
+    p.sources[key] = source.get<std::string>();
+  }
+}
+
+void require_complete(const HardwareProfile& p, std::string_view origin) {
+  for (const auto& f : profile_fields())
+    OVERLAP_REQUIRE(p.sources.count(std::string(f.name)), "{}: profile '{}' lacks field '{}' ({}, {})",
+                    origin, p.name, f.name, f.description, f.unit);
+  OVERLAP_REQUIRE(p.sources.count("copy_engine"), "{}: profile '{}' lacks field 'copy_engine'", origin, p.name);
+  for (auto positive : {&HardwareProfile::sm_count, &HardwareProfile::clock_MHz, &HardwareProfile::regs_per_sm,
+                        &HardwareProfile::smem_per_sm_KiB, &HardwareProfile::max_threads_per_sm,
+                        &HardwareProfile::max_ctas_per_sm, &HardwareProfile::hbm_bandwidth_GBps,
+                        &HardwareProfile::l2_bandwidth_GBps, &HardwareProfile::sm_port_bytes_per_clk,
+                        &HardwareProfile::tensor_bf16_TFLOPs, &HardwareProfile::fma_lanes_per_clk,
+                        &HardwareProfile::sfu_lanes_per_clk})
+    for (const auto& f : profile_fields())
+      if (f.member == positive)
+        OVERLAP_REQUIRE(p.*positive > 0, "{}: field '{}' must be positive", origin, f.name);
+}
+
+HardwareProfile parse_profile_depth(std::string_view text, std::string_view origin, int depth) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: not valid JSON: {}", origin, e.what());
+  }
+  OVERLAP_REQUIRE(j.is_object(), "{}: a profile must be a JSON object", origin);
+  for (const auto& [k, _] : j.items())
+    OVERLAP_REQUIRE(k == "name" || k == "description" || k == "base" || k == "fields",
+                    "{}: unknown top-level key '{}' (allowed: name, description, base, fields)", origin, k);
+  OVERLAP_REQUIRE(j.contains("name") && j["name"].is_string(), "{}: profile needs a string 'name'", origin);
+  HardwareProfile p;
+  if (j.contains("base")) {
+    OVERLAP_REQUIRE(j["base"].is_string(), "{}: 'base' must be a profile name or path", origin);
+    OVERLAP_REQUIRE(depth < 8, "{}: profile 'base' chain too deep (a cycle?)", origin);
+    p = load_profile_depth(j["base"].get<std::string>(), depth + 1);
+  }
+  p.name = j["name"].get<std::string>();
+  if (j.contains("description")) p.description = j["description"].get<std::string>();
+  if (j.contains("fields")) apply_fields(p, j["fields"], origin);
+  require_complete(p, origin);
+  return p;
+}
+
+HardwareProfile load_profile_depth(std::string_view name_or_path, int depth) {
+  for (const auto& [name, text] : builtin_profile_texts())
+    if (name == name_or_path) return parse_profile_depth(text, fmt::format("profile {}", name), depth);
+  const std::filesystem::path path(name_or_path);
+  if (std::filesystem::exists(path)) return parse_profile_depth(read_file_text(path), path.string(), depth);
+  std::string known;
+  for (const auto& n : builtin_profile_names()) known += (known.empty() ? "" : ", ") + n;
+  fail("unknown hardware profile '{}' (built-in: {}; or a path to a profile JSON file)", name_or_path, known);
+}
+
+}  // namespace
+
+std::vector<std::string> builtin_profile_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, _] : builtin_profile_texts()) names.emplace_back(name);
+  return names;
+}
+
+HardwareProfile load_profile(std::string_view name_or_path) { return load_profile_depth(name_or_path, 0); }
+
+HardwareProfile parse_profile(std::string_view json_text, std::string_view origin) {
+  return parse_profile_depth(json_text, origin, 0);
+}
+
+nlohmann::json HardwareProfile::to_json() const {
+  nlohmann::json fields = nlohmann::json::object();
+  for (const auto& f : profile_fields()) {
+    const auto it = sources.find(std::string(f.name));
+    fields[std::string(f.name)] = {{"value", this->*(f.member)}, {"source", it == sources.end() ? "" : it->second}};
+  }
+  const auto it = sources.find("copy_engine");
+  fields["copy_engine"] = {{"value", copy_engine_name(copy_engine)},
+                           {"source", it == sources.end() ? "" : it->second}};
+  return {{"name", name}, {"description", description}, {"fields", fields}};
+}
+
+}  // namespace overlap::sim

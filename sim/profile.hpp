@@ -1,0 +1,69 @@
+#pragma once
+// Hardware profiles: one JSON file per GPU in profiles/, compiled into the tool so built-in
+// names work anywhere. Every field is named with its unit and carries the source of its
+// number. A profile may derive from another ("base") and override fields; an unknown field,
+// a wrong unit or a missing field is an overlap::Error naming it.
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace overlap::sim {
+
+// How tiles get from global memory into shared memory on this GPU.
+enum class CopyEngine { Tma, CpAsync, LdSt };
+std::string_view copy_engine_name(CopyEngine e);
+
+struct HardwareProfile {
+  std::string name;
+  std::string description;
+  double compute_capability = 0;  // 75, 80, 90, 100
+  double sm_count = 0;
+  double clock_MHz = 0;
+  double regs_per_sm = 0;
+  double smem_per_sm_KiB = 0;
+  double smem_per_cta_KiB = 0;
+  double max_threads_per_sm = 0;
+  double max_ctas_per_sm = 0;
+  double hbm_bandwidth_GBps = 0;  // attainable, reads + writes together
+  double hbm_capacity_GB = 0;
+  double l2_size_MiB = 0;
+  double l2_bandwidth_GBps = 0;
+  double sm_port_bytes_per_clk = 0;  // L2 -> one SM
+  double dram_latency_cycles = 0;
+  double l2_latency_cycles = 0;
+  double tensor_bf16_TFLOPs = 0;  // dense; 16-bit inputs, fp32 accumulation
+  double tensor_fp8_TFLOPs = 0;   // 0: not supported
+  double tensor_fp4_TFLOPs = 0;   // 0: not supported
+  double mma_sync_fraction = 0;   // share of the tensor peak reachable with warp-level mma.sync
+  double fma_lanes_per_clk = 0;   // FP32 lanes per SM
+  double sfu_lanes_per_clk = 0;   // exp2/rcp lanes per SM
+  double fma_latency_cycles = 0;  // dependent FFMA chain, per step
+  double sync_latency_cycles = 0; // a CTA barrier / mbarrier round trip
+  double launch_overhead_us = 0;
+  CopyEngine copy_engine = CopyEngine::LdSt;
+  std::map<std::string, std::string> sources;  // field name -> where the number comes from
+
+  bool has_wgmma() const { return compute_capability >= 90; }  // also TMA, clusters, setmaxnreg
+  bool has_clusters() const { return compute_capability >= 90; }
+  double cycle_ns() const { return 1e3 / clock_MHz; }
+  nlohmann::json to_json() const;
+};
+
+struct ProfileField {
+  std::string_view name;
+  std::string_view unit;  // as a user may write it in "unit": e.g. "GB/s"
+  std::string_view description;
+  double HardwareProfile::*member;
+};
+const std::vector<ProfileField>& profile_fields();  // every numeric field, in file order
+
+std::vector<std::string> builtin_profile_names();  // T4, A100, H100, H200, B200
+// A built-in name (case-sensitive) or a path to a JSON file.
+HardwareProfile load_profile(std::string_view name_or_path);
+// Parses profile JSON text; `origin` names it in errors. Exposed for tests.
+HardwareProfile parse_profile(std::string_view json_text, std::string_view origin);
+
+}  // namespace overlap::sim

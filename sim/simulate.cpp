@@ -1,0 +1,77 @@
+#include "sim/simulate.hpp"
+
+#include <algorithm>
+
+#include "sim/occupancy.hpp"
+
+namespace overlap::sim {
+
+KernelResult simulate_kernel(const HardwareProfile& hw, const KernelSpec& k, double start_ns,
+                             std::vector<TraceEvent>* trace) {
+  const Occupancy occ = occupancy(hw, k);
+  KernelResult r;
+  r.name = k.name;
+  r.ctas = k.ctas;
+  r.ctas_per_sm = occ.ctas_per_sm;
+  r.occupancy_limiter = occ.limiter;
+  r.launch_ns = hw.launch_overhead_us * 1e3;
+
+  const std::int64_t sms = std::int64_t(hw.sm_count);
+  // Clusters are placed whole; slots per wave round down to whole clusters.
+  const std::int64_t slots = std::max<std::int64_t>(sms * occ.ctas_per_sm / k.cluster_size * k.cluster_size, 1);
+  r.full_waves = k.ctas / slots;
+  r.tail_ctas = k.ctas % slots;
+
+  std::vector<TraceEvent> local;
+  std::vector<TraceEvent>* sink = trace ? &local : nullptr;
+  double waves_ns = 0, active_sm_ns = 0;
+  std::array<double, kUnitCount> busy_sm_ns{};
+  SmResult per_cta;
+  if (r.full_waves > 0) {
+    const SmResult full = simulate_sm(hw, k, occ.ctas_per_sm, double(sms), sink);
+    sink = nullptr;
+    waves_ns += double(r.full_waves) * full.time_ns;
+    active_sm_ns += double(r.full_waves * sms) * full.time_ns;
+    for (int u = 0; u < kUnitCount; ++u) busy_sm_ns[u] += double(r.full_waves * sms) * full.busy_ns[u];
+    r.load_ns += double(r.full_waves * sms) * full.load_ns;
+    r.load_hidden_ns += double(r.full_waves * sms) * full.load_hidden_ns;
+    per_cta = full;
+  }
+  if (r.tail_ctas > 0) {
+    // The block scheduler spreads the last CTAs over as many SMs as it can.
+    const std::int64_t tail_sms = std::min(sms, r.tail_ctas);
+    const int per_sm = int((r.tail_ctas + tail_sms - 1) / tail_sms);
+    const SmResult tail = simulate_sm(hw, k, per_sm, double(tail_sms), sink);
+    waves_ns += tail.time_ns;
+    active_sm_ns += double(tail_sms) * tail.time_ns;
+    for (int u = 0; u < kUnitCount; ++u) busy_sm_ns[u] += double(tail_sms) * tail.busy_ns[u];
+    r.load_ns += double(tail_sms) * tail.load_ns;
+    r.load_hidden_ns += double(tail_sms) * tail.load_hidden_ns;
+    if (r.full_waves == 0) per_cta = tail;
+  }
+  r.time_ns = r.launch_ns + waves_ns;
+  for (int u = 0; u < kUnitCount; ++u) {
+    r.busy[u] = busy_sm_ns[u] / (double(sms) * r.time_ns);
+    r.busy_active[u] = active_sm_ns > 0 ? busy_sm_ns[u] / active_sm_ns : 0;
+  }
+  r.sm_fill = waves_ns > 0 ? active_sm_ns / (double(sms) * waves_ns) : 0;
+  const double n = double(k.ctas);
+  r.tensor_flops = per_cta.tensor_flops * n;
+  r.fma_ops = per_cta.fma_ops * n;
+  r.sfu_ops = per_cta.sfu_ops * n;
+  r.hbm_bytes = per_cta.hbm_bytes * n;
+  r.load_bytes = per_cta.load_bytes * n;
+  r.store_bytes = per_cta.store_bytes * n;
+  if (trace) {
+    trace->push_back({"kernels", k.name + " (launch)", start_ns, start_ns + r.launch_ns, false});
+    trace->push_back({"kernels", k.name, start_ns + r.launch_ns, start_ns + r.time_ns, false});
+    for (auto& e : local) {
+      e.start_ns += start_ns + r.launch_ns;
+      e.end_ns += start_ns + r.launch_ns;
+      trace->push_back(std::move(e));
+    }
+  }
+  return r;
+}
+
+}  // namespace overlap::sim

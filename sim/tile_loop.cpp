@@ -1,0 +1,94 @@
+#include "sim/tile_loop.hpp"
+
+#include <string>
+
+#include "core/error.hpp"
+
+namespace overlap::sim {
+namespace {
+
+enum Barrier { kFull = 0, kEmpty = 1, kCarry = 2 };
+
+void append(std::vector<Step>& to, const std::vector<Step>& from) { to.insert(to.end(), from.begin(), from.end()); }
+
+// The loads of the tile at `offset`, each arriving on full[tile] when its data has landed.
+void append_loads(std::vector<Step>& to, const std::vector<Step>& loads, int offset) {
+  for (Step s : loads) {
+    s.kind = StepKind::Issue;
+    s.barrier = kFull;
+    s.offset = offset;
+    to.push_back(std::move(s));
+  }
+}
+
+void append_stores(std::vector<Step>& to, const TileLoop& loop) {
+  for (Step s : loop.stores) {
+    s.kind = loop.async_stores ? StepKind::Issue : StepKind::Run;
+    to.push_back(std::move(s));
+  }
+}
+
+// Compute, then the carried part in tile order (a chain across consumers that alternate).
+void append_tile_work(std::vector<Step>& to, const TileLoop& loop, bool chain_carry) {
+  append(to, loop.compute);
+  if (loop.carried.empty()) return;
+  if (chain_carry) to.push_back(wait(kCarry, -1, "wait carried state"));
+  append(to, loop.carried);
+  if (chain_carry) to.push_back(arrive(kCarry, 0));
+}
+
+}  // namespace
+
+void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sch) {
+  OVERLAP_REQUIRE(sch.stages >= 1, "kernel '{}': stages must be at least 1", k.name);
+  OVERLAP_REQUIRE(!loop.loads.empty(), "kernel '{}': a tile loop needs at least one load", k.name);
+  k.tiles = loop.tiles;
+  k.roles.clear();
+  k.barriers = {{"full", int(loop.loads.size())}, {"empty", 1}, {"carry", 1}};
+
+  if (sch.kind == LoopSchedule::Kind::Prefetch) {
+    Role r;
+    r.name = sch.stages == 1 ? "warps" : "warps (prefetching)";
+    r.warps = sch.compute_warps;
+    r.run_length = sch.run_length;
+    r.prologue = loop.prologue;
+    // Fill stages-1 slots ahead; each iteration refills the slot freed by the previous tile.
+    for (int j = 0; j + 1 < sch.stages; ++j) append_loads(r.prologue, loop.loads, j);
+    append_loads(r.body, loop.loads, sch.stages - 1);
+    r.body.push_back(wait(kFull, 0, "wait tile"));
+    append_tile_work(r.body, loop, false);
+    append_stores(r.body, loop);
+    r.epilogue = loop.epilogue;
+    k.roles.push_back(std::move(r));
+    return;
+  }
+
+  Role producer;
+  producer.name = "producer";
+  producer.warps = sch.producer_warps;
+  producer.body.push_back(wait(kEmpty, -sch.stages, "wait free stage"));
+  append_loads(producer.body, loop.loads, 0);
+  k.roles.push_back(std::move(producer));
+
+  const int groups = sch.consumers_alternate ? sch.consumer_warpgroups : 1;
+  for (int g = 0; g < groups; ++g) {
+    Role c;
+    c.name = groups == 1 ? "consumers" : "consumer" + std::to_string(g);
+    c.warps = sch.consumers_alternate ? 4 : 4 * sch.consumer_warpgroups;
+    c.first_block = g;
+    c.block_stride = groups;
+    c.run_length = sch.run_length;
+    if (g == 0) c.prologue = loop.prologue;
+    c.body.push_back(wait(kFull, 0, "wait tile"));
+    append_tile_work(c.body, loop, groups > 1);
+    c.body.push_back(arrive(kEmpty, 0));
+    append_stores(c.body, loop);
+    if (g == 0) {
+      if (groups > 1 && !loop.carried.empty()) c.epilogue.push_back(wait(kCarry, -1, "wait last tile"));
+      append(c.epilogue, loop.epilogue);
+    }
+    k.roles.push_back(std::move(c));
+  }
+}
+
+}  // namespace overlap::sim

@@ -1,0 +1,40 @@
+#pragma once
+// The one loop shape every variant here shares: per tile, load operands into a ring of
+// shared-memory stages, compute on them, optionally do work that depends on the previous
+// tile's result (a carried state), and store output. How that loop is scheduled onto warps is
+// the hypothesis being modelled:
+//   Prefetch (stages = 1: sequential load-then-compute; stages > 1: software pipelining by the
+//   same warps, cp.async style), or WarpSpecialized (a producer warp fills the ring, consumer
+//   warpgroups drain it, full/empty barriers between them; consumers either cooperate on every
+//   tile or alternate tiles, pingpong style).
+// build_tile_loop turns it into roles and barriers of a KernelSpec.
+#include <vector>
+
+#include "sim/kernel.hpp"
+
+namespace overlap::sim {
+
+struct TileLoop {
+  int tiles = 1;
+  std::vector<Step> loads;    // Copy steps of one tile (their kind/offset/barrier are set here)
+  std::vector<Step> compute;  // work on this tile's data only
+  std::vector<Step> carried;  // work that needs the previous tile's carried result
+  std::vector<Step> stores;   // output writes of a tile (every/phase allowed)
+  bool async_stores = false;  // TMA store / fire-and-forget: the role does not wait
+  std::vector<Step> prologue, epilogue;  // per CTA, run by the (first) compute role
+};
+
+struct LoopSchedule {
+  enum class Kind { Prefetch, WarpSpecialized } kind = Kind::Prefetch;
+  int stages = 1;
+  int compute_warps = 4;        // Prefetch: warps that load and compute
+  int producer_warps = 1;       // WarpSpecialized
+  int consumer_warpgroups = 1;  // WarpSpecialized
+  bool consumers_alternate = false;  // pingpong: consumer g takes blocks g, g+G, ...
+  int run_length = 1;                // tiles per block (a k-loop of one output tile)
+};
+
+// Fills kernel.roles, kernel.barriers and kernel.tiles.
+void build_tile_loop(KernelSpec& kernel, const TileLoop& loop, const LoopSchedule& schedule);
+
+}  // namespace overlap::sim

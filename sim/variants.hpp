@@ -1,0 +1,40 @@
+#pragma once
+// The registry of variant models: for each workload x variant, what it is, whether it can run
+// a shape on a GPU (CUTLASS's can_implement), and the kernel launches it consists of.
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/shape_args.hpp"
+#include "sim/kernel.hpp"
+#include "sim/profile.hpp"
+
+namespace overlap::sim {
+
+struct VariantModel {
+  std::string workload, name, description;
+  std::vector<std::string> aliases;  // e.g. gla "pipelined" for "pipelined_fused"
+  // Empty when the variant can run `shape` on `hw`; otherwise the reason, naming the limit.
+  std::function<std::string(const HardwareProfile&, const ShapeArgs&)> cannot_run;
+  // The launches, in stream order.
+  std::function<std::vector<KernelSpec>(const HardwareProfile&, const ShapeArgs&)> build;
+};
+
+const std::vector<VariantModel>& all_variant_models();
+// Throws "unknown variant 'x' of workload 'w' (known: ...)" / "unknown workload".
+const VariantModel& find_variant_model(std::string_view workload, std::string_view variant);
+std::vector<std::string> workload_names();  // gla, linrnn, projchain, dualgemm
+
+// One vector per workload file (sim/models/*_model.cpp).
+std::vector<VariantModel> gla_variant_models();
+std::vector<VariantModel> linrnn_variant_models();
+std::vector<VariantModel> projchain_variant_models();
+std::vector<VariantModel> dualgemm_variant_models();
+
+// A named shape value, or `fallback` when the shape does not carry the key.
+std::int64_t shape_value(const ShapeArgs& shape, std::string_view key, std::int64_t fallback);
+// A named shape value that must be present and positive.
+std::int64_t shape_size(const ShapeArgs& shape, std::string_view workload, std::string_view key);
+
+}  // namespace overlap::sim

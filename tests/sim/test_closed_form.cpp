@@ -1,0 +1,158 @@
+// Closed-form cases the model must reproduce (issue 3): streaming copy, pure tensor loop,
+// 1-stage vs deep pipeline, waves, kernel sequences. Expected values are computed from the
+// profile's fields, never hard-coded.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "sim/api.hpp"
+#include "sim/simulate.hpp"
+#include "sim/tile_loop.hpp"
+
+namespace overlap::sim {
+namespace {
+
+double launch_ns(const HardwareProfile& hw) { return hw.launch_overhead_us * 1e3; }
+double tensor_flops_per_ns_sm(const HardwareProfile& hw) { return hw.tensor_bf16_TFLOPs * 1e3 / hw.sm_count; }
+
+// Streams `bytes_per_cta` in and out per CTA, 4-stage pipeline, 2 CTAs per SM.
+KernelSpec streaming_copy(const HardwareProfile& hw, std::int64_t ctas, double bytes_per_cta) {
+  KernelSpec k;
+  k.name = "copy";
+  k.ctas = ctas;
+  k.threads_per_cta = 128;
+  k.regs_per_cta = regs_for_warps(4, 32);
+  k.smem_bytes = 4 * 16384;
+  TileLoop loop;
+  loop.tiles = int(bytes_per_cta / 16384);
+  loop.loads = {load(16384, 1.0, hw.copy_engine, "load")};
+  loop.stores = {store(16384, hw.copy_engine, "store")};
+  loop.async_stores = true;
+  LoopSchedule s;
+  s.stages = 4;
+  build_tile_loop(k, loop, s);
+  return k;
+}
+
+KernelSpec tensor_loop(std::int64_t ctas, int iterations, double flops) {
+  KernelSpec k;
+  k.name = "mma";
+  k.ctas = ctas;
+  k.threads_per_cta = 128;
+  k.regs_per_cta = regs_for_warps(4, 200);
+  k.tiles = iterations;
+  Role r;
+  r.name = "warpgroup";
+  r.warps = 4;
+  r.body = {mma(flops, Precision::Bf16, TensorPath::Warpgroup, "mma")};
+  k.roles = {r};
+  return k;
+}
+
+// One CTA on one SM: per tile a load of `bytes` then `flops` of tensor work; the same warps
+// prefetch `stages - 1` tiles ahead (stages = 1: load, wait, compute).
+KernelSpec load_compute(const HardwareProfile& hw, int stages, int tiles, double bytes, double flops) {
+  KernelSpec k;
+  k.name = "pipeline";
+  k.ctas = 1;
+  k.threads_per_cta = 128;
+  k.regs_per_cta = regs_for_warps(4, 128);
+  k.smem_bytes = std::int64_t(stages * bytes);
+  TileLoop loop;
+  loop.tiles = tiles;
+  loop.loads = {load(bytes, 1.0, CopyEngine::Tma, "load")};
+  loop.compute = {mma(flops, Precision::Bf16, TensorPath::Warpgroup, "mma")};
+  LoopSchedule s;
+  s.stages = stages;
+  build_tile_loop(k, loop, s);
+  return k;
+}
+
+// Parameterised over every built-in profile and a size.
+class ClosedForm : public ::testing::TestWithParam<std::tuple<std::string, int>> {
+ protected:
+  HardwareProfile hw = load_profile(std::get<0>(GetParam()));
+  int scale = std::get<1>(GetParam());
+};
+
+TEST_P(ClosedForm, StreamingCopyIsBytesOverBandwidthPlusLaunch) {
+  const double per_cta = 16384.0 * 64 * scale;
+  const std::int64_t ctas = std::int64_t(hw.sm_count) * 2;
+  const KernelResult r = simulate_kernel(hw, streaming_copy(hw, ctas, per_cta));
+  const double bytes = 2 * per_cta * double(ctas);
+  const double expected = launch_ns(hw) + bytes / hw.hbm_bandwidth_GBps;
+  EXPECT_NEAR(r.time_ns / expected, 1.0, 0.05) << r.time_ns << " vs " << expected;
+  EXPECT_DOUBLE_EQ(r.hbm_bytes, bytes);
+}
+
+TEST_P(ClosedForm, TensorLoopIsFlopsOverRate) {
+  const int iterations = 100 * scale;
+  const double flops = 2.0 * 128 * 128 * 64;
+  const KernelResult r = simulate_kernel(hw, tensor_loop(std::int64_t(hw.sm_count), iterations, flops));
+  const double rate = tensor_flops_per_ns_sm(hw);  // before Hopper mma.sync is the peak path
+  const double expected = launch_ns(hw) + iterations * flops / rate;
+  EXPECT_NEAR(r.time_ns / expected, 1.0, 0.01);
+}
+
+TEST_P(ClosedForm, OneStagePipelineIsLoadPlusComputeDeepIsMax) {
+  // One SM alone: copies run at its L2->SM port; loads also pay the DRAM latency.
+  const double port = std::min({hw.sm_port_bytes_per_clk * hw.clock_MHz * 1e-3, hw.l2_bandwidth_GBps, hw.hbm_bandwidth_GBps});
+  const double bytes = 4096;  // small tiles: the deep ring must fit 64 KiB on T4
+  const double t_load = bytes / port;
+  const double flops = t_load * tensor_flops_per_ns_sm(hw);  // compute time == transfer time
+  const double latency = hw.dram_latency_cycles * 1e3 / hw.clock_MHz;
+  const int tiles = 50 * scale;
+  const double one = simulate_kernel(hw, load_compute(hw, 1, tiles, bytes, flops)).time_ns - launch_ns(hw);
+  EXPECT_NEAR(one / (tiles * (t_load + latency + t_load)), 1.0, 0.03);
+  // Deep enough to cover the latency: ~max(load, compute) per tile after the fill.
+  const int deep = 3 + int(std::ceil(latency / t_load));
+  const double many = simulate_kernel(hw, load_compute(hw, deep, tiles, bytes, flops)).time_ns - launch_ns(hw);
+  EXPECT_NEAR(many / ((tiles + 1) * t_load + latency), 1.0, 0.03);
+}
+
+TEST_P(ClosedForm, OneCtaMoreThanTheSmsIsTwoWaves) {
+  const std::int64_t sms = std::int64_t(hw.sm_count);
+  const double flops = 2.0 * 128 * 128 * 64;
+  // Shared memory for just one CTA per SM.
+  const auto one_per_sm = [&](KernelSpec k) {
+    k.smem_bytes = std::int64_t(hw.smem_per_sm_KiB * 1024 / 2 + 1);
+    return k;
+  };
+  const double one = simulate_kernel(hw, one_per_sm(tensor_loop(sms, 50 * scale, flops))).time_ns - launch_ns(hw);
+  const KernelResult r = simulate_kernel(hw, one_per_sm(tensor_loop(sms + 1, 50 * scale, flops)));
+  EXPECT_EQ(r.full_waves, 1);
+  EXPECT_EQ(r.tail_ctas, 1);
+  EXPECT_NEAR((r.time_ns - launch_ns(hw)) / (2 * one), 1.0, 0.01);
+}
+
+TEST_P(ClosedForm, KernelSequenceIsSumPlusLaunches) {
+  const KernelSpec a = tensor_loop(std::int64_t(hw.sm_count), 20 * scale, 1e6);
+  const KernelSpec b = streaming_copy(hw, std::int64_t(hw.sm_count), 16384.0 * 16 * scale);
+  const double ta = simulate_kernel(hw, a).time_ns, tb = simulate_kernel(hw, b).time_ns;
+  const Prediction p = predict_kernels(hw, "test", "sequence", ShapeArgs{}, {a, b});
+  EXPECT_NEAR(p.time_us * 1e3 / (ta + tb), 1.0, 1e-9);
+  EXPECT_NEAR(p.units.at("launch"), 2 * launch_ns(hw) / (ta + tb), 1e-9);
+  EXPECT_EQ(p.kernels.size(), 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, ClosedForm,
+                         ::testing::Combine(::testing::Values("T4", "A100", "H100", "H200", "B200"), ::testing::Values(1, 3)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_x" + std::to_string(std::get<1>(info.param));
+                         });
+
+TEST(Occupancy, RegisterHungryCtasLoseResidency) {
+  const HardwareProfile hw = load_profile("H100");
+  KernelSpec k = tensor_loop(1000, 10, 1e6);
+  k.regs_per_cta = regs_for_warps(4, 64);
+  const int light = simulate_kernel(hw, k).ctas_per_sm;
+  k.regs_per_cta = regs_for_warps(4, 255);
+  const KernelResult heavy = simulate_kernel(hw, k);
+  EXPECT_GT(light, heavy.ctas_per_sm);
+  EXPECT_EQ(heavy.occupancy_limiter, "registers");
+}
+
+}  // namespace
+}  // namespace overlap::sim

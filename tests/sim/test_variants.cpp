@@ -1,0 +1,172 @@
+// Every workload x variant x profile predicts at its reference shape, or refuses with a clear
+// can_implement reason; predictions are deterministic, monotone in problem size, and errors
+// name what is wrong and what is allowed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <fstream>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "sim/api.hpp"
+#include "sim/variants.hpp"
+
+namespace overlap::sim {
+namespace {
+
+// Shapes built with ShapeArgs::set so these tests do not depend on the CPU references.
+ShapeArgs shape_of(const std::string& workload, std::int64_t scale = 1) {
+  ShapeArgs s;
+  if (workload == "gla") {
+    for (auto [k, v] : {std::pair{"B", 8}, {"T", 4096}, {"H", 16}, {"K", 128}, {"V", 128}, {"h0", 0}, {"hT", 0}}) s.set(k, v);
+    s.set("T", 4096 * scale);
+  } else if (workload == "linrnn") {
+    for (auto [k, v] : {std::pair{"B", 4}, {"T", 2048}, {"d", 256}, {"dv", 64}, {"h0", 0}, {"hT", 0}}) s.set(k, v);
+    s.set("T", 2048 * scale);
+  } else if (workload == "projchain") {
+    for (auto [k, v] : {std::pair{"B", 4}, {"T", 1024}, {"d", 2048}, {"H", 16}, {"dk", 128}}) s.set(k, v);
+    s.set("T", 1024 * scale);
+  } else {
+    for (auto [k, v] : {std::pair{"L", 1}, {"M", 256}, {"N", 4096}, {"K", 7168}, {"fmt", 0}}) s.set(k, v);
+    s.set("M", 256 * scale);
+  }
+  return s;
+}
+
+std::vector<std::tuple<std::string, std::string>> all_pairs() {
+  std::vector<std::tuple<std::string, std::string>> v;
+  for (const auto& m : all_variant_models()) v.emplace_back(m.workload, m.name);
+  return v;
+}
+
+class EveryVariant : public ::testing::TestWithParam<std::tuple<std::string, std::tuple<std::string, std::string>>> {
+ protected:
+  HardwareProfile hw = load_profile(std::get<0>(GetParam()));
+  std::string workload = std::get<0>(std::get<1>(GetParam()));
+  std::string variant = std::get<1>(std::get<1>(GetParam()));
+};
+
+TEST_P(EveryVariant, PredictsOrRefusesClearly) {
+  const ShapeArgs shape = shape_of(workload);
+  const std::string why = cannot_run(hw, workload, variant, shape);
+  if (!why.empty()) {
+    // The refusal goes through predict() as an error naming variant, GPU and reason.
+    try {
+      predict(hw, workload, variant, shape);
+      FAIL() << "predict ran although cannot_run said: " << why;
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(variant), std::string::npos) << msg;
+      EXPECT_NE(msg.find(hw.name), std::string::npos) << msg;
+      EXPECT_NE(msg.find(why), std::string::npos) << msg;
+    }
+    return;
+  }
+  const Prediction p = predict(hw, workload, variant, shape);
+  EXPECT_GT(p.time_us, 0);
+  EXPECT_GT(p.hbm_bytes, 0);
+  EXPECT_GT(p.flops, 0);
+  EXPECT_FALSE(p.bottleneck.empty());
+  EXPECT_FALSE(p.kernels.empty());
+  for (const auto& [unit, busy] : p.units) {
+    EXPECT_GE(busy, 0) << unit;
+    EXPECT_LE(busy, 1.0 + 1e-9) << unit;
+  }
+  EXPECT_LE(p.achieved_GBps, hw.hbm_bandwidth_GBps * 1.0001);
+  EXPECT_GE(p.load_hidden_fraction, 0);
+  EXPECT_LE(p.load_hidden_fraction, 1);
+  const nlohmann::json j = p.to_json();
+  for (const char* key : {"time_us", "bottleneck", "flops", "hbm_bytes", "units"}) EXPECT_TRUE(j.contains(key)) << key;
+  // Deterministic.
+  EXPECT_EQ(predict(hw, workload, variant, shape).to_json(), j);
+  // Monotone in problem size.
+  const Prediction bigger = predict(hw, workload, variant, shape_of(workload, 2));
+  EXPECT_GE(bigger.time_us, p.time_us);
+  EXPECT_FALSE(format_prediction(p).empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(All, EveryVariant,
+                         ::testing::Combine(::testing::ValuesIn(builtin_profile_names()), ::testing::ValuesIn(all_pairs())),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::get<0>(std::get<1>(info.param)) + "_" +
+                                  std::get<1>(std::get<1>(info.param));
+                         });
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Variants, EveryWorkloadHasItsSpecVariants) {
+  for (const char* v : {"sequential_fused", "sequential_materialized", "pipelined_fused", "pipelined_materialized",
+                        "pingpong_fused", "pingpong_materialized", "sequential", "pipelined", "pingpong"})
+    EXPECT_NO_THROW(find_variant_model("gla", v)) << v;
+  EXPECT_EQ(find_variant_model("gla", "pipelined").name, "pipelined_fused");
+  for (const char* v : {"three_kernel", "semi_fused", "full_fused", "chunk_fused"}) EXPECT_NO_THROW(find_variant_model("linrnn", v));
+  for (const char* v : {"unfused", "wide_gemm", "epilogue_fused", "cluster_fused"}) EXPECT_NO_THROW(find_variant_model("projchain", v));
+  EXPECT_GE(list_variants("dualgemm").size(), 8u);
+}
+
+TEST(Variants, UnknownNamesAreErrorsListingWhatIsAllowed) {
+  std::string e = error_of([] { find_variant_model("gla", "fast"); });
+  EXPECT_NE(e.find("'fast'"), std::string::npos) << e;
+  EXPECT_NE(e.find("pipelined_fused"), std::string::npos) << e;
+  e = error_of([] { list_variants("attention"); });
+  EXPECT_NE(e.find("'attention'"), std::string::npos) << e;
+  EXPECT_NE(e.find("linrnn"), std::string::npos) << e;
+}
+
+TEST(Variants, HopperOnlyVariantsRefuseOnOlderGpus) {
+  const HardwareProfile t4 = load_profile("T4"), a100 = load_profile("A100");
+  EXPECT_NE(cannot_run(a100, "gla", "pingpong", shape_of("gla")).find("sm_90"), std::string::npos);
+  EXPECT_NE(cannot_run(a100, "projchain", "cluster_fused", shape_of("projchain")).find("sm_90"), std::string::npos);
+  ShapeArgs fp4 = shape_of("dualgemm");
+  fp4.set("fmt", 2);
+  EXPECT_NE(cannot_run(load_profile("H100"), "dualgemm", "tile128x128_stages4_ws", fp4).find("NVFP4"), std::string::npos);
+  EXPECT_EQ(cannot_run(load_profile("B200"), "dualgemm", "tile128x128_stages4_ws", fp4), "");
+  (void)t4;
+}
+
+TEST(Variants, UnsupportedShapeIsRefusedWithTheLimit) {
+  ShapeArgs s = shape_of("dualgemm");
+  s.set("K", 300);
+  EXPECT_NE(cannot_run(load_profile("H100"), "dualgemm", "tile128x128_stages4_ws", s).find("multiple of 256"), std::string::npos);
+}
+
+TEST(Variants, PipeliningHidesLoadsOnHopper) {
+  // Not a hard-coded number: the pipelined schedule must hide more of its load time than the
+  // sequential one at the same shape, because its loads overlap compute by construction.
+  const HardwareProfile hw = load_profile("H100");
+  const Prediction seq = predict(hw, "gla", "sequential", shape_of("gla"));
+  const Prediction pipe = predict(hw, "gla", "pipelined", shape_of("gla"));
+  EXPECT_GT(pipe.load_hidden_fraction, seq.load_hidden_fraction);
+  EXPECT_LE(pipe.time_us, seq.time_us);
+}
+
+TEST(Variants, TraceIsChromeTraceJsonWithUnitAndRoleTracks) {
+  const auto path = std::filesystem::temp_directory_path() / "overlap_sim_trace_test.json";
+  PredictOptions opt;
+  opt.trace_path = path.string();
+  predict(load_profile("H100"), "gla", "pingpong", shape_of("gla"), opt);
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  std::set<std::string> tracks;
+  for (const auto& e : j.at("traceEvents"))
+    if (e.at("ph") == "M" && e.at("name") == "thread_name") tracks.insert(e.at("args").at("name").get<std::string>());
+  EXPECT_TRUE(tracks.count("unit tensor"));
+  EXPECT_TRUE(tracks.count("unit copy"));
+  EXPECT_TRUE(tracks.count("cta0 producer"));
+  EXPECT_TRUE(tracks.count("cta0 consumer1"));
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace overlap::sim
