@@ -1,0 +1,127 @@
+// Host side of the gla forward: variant names, what each variant supports, the default choice,
+// and the dispatch onto the launchers in gla_launch.cu.
+#include "gla/gla_forward.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "gla/gla_launch.hpp"
+
+namespace overlap::cuda {
+namespace {
+
+using gla::Schedule;
+using gla::StateCarry;
+
+std::string_view schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::Sequential: return "sequential";
+    case Schedule::Pipelined: return "pipelined";
+    case Schedule::Pingpong: return "pingpong";
+  }
+  return "?";
+}
+
+std::string_view carry_name(StateCarry c) { return c == StateCarry::Fused ? "fused" : "materialized"; }
+
+std::int64_t num_chunks(const gla::GlaShape& s, const gla::Tiling& t) { return (s.T + t.chunk - 1) / t.chunk; }
+
+void check_cuda(int code, std::string_view what, GlaVariant v) {
+  if (code != cudaSuccess)
+    fail("gla_forward {}: {} failed: {}", gla_variant_name(v), what,
+         cudaGetErrorString(static_cast<cudaError_t>(code)));
+}
+
+}  // namespace
+
+const std::vector<GlaVariant>& all_gla_variants() {
+  static const std::vector<GlaVariant> all = {
+      {Schedule::Sequential, StateCarry::Fused},   {Schedule::Sequential, StateCarry::Materialized},
+      {Schedule::Pipelined, StateCarry::Fused},    {Schedule::Pipelined, StateCarry::Materialized},
+      {Schedule::Pingpong, StateCarry::Fused},     {Schedule::Pingpong, StateCarry::Materialized},
+  };
+  return all;
+}
+
+std::string gla_variant_name(GlaVariant v) {
+  return std::string(schedule_name(v.schedule)) + "_" + std::string(carry_name(v.carry));
+}
+
+GlaVariant parse_gla_variant(std::string_view name) {
+  std::string known;
+  for (const GlaVariant& v : all_gla_variants()) {
+    if (gla_variant_name(v) == name) return v;
+    known += (known.empty() ? "" : ", ") + gla_variant_name(v);
+  }
+  fail("gla: unknown variant '{}' (known: {})", name, known);
+}
+
+std::optional<std::string> gla_cannot_implement(GlaVariant v, const gla::GlaShape& s) {
+  const std::string name = gla_variant_name(v);
+  if (v.schedule == Schedule::Pingpong)
+    return name + ": the pingpong (TMA + wgmma) kernel is not implemented yet";
+  if (s.K != 64 && s.K != 128) return name + ": K = " + std::to_string(s.K) + " not supported (K must be 64 or 128)";
+  const gla::Tiling t = gla::tiling_for(v.schedule, v.carry, static_cast<int>(s.K), static_cast<int>(s.V));
+  if (s.V % t.block_v != 0 || s.V > 256)
+    return name + ": V = " + std::to_string(s.V) + " not supported (V must be 64, 128, 192 or 256)";
+  if (s.B < 1 || s.T < 1 || s.H < 1) return name + ": B, T, H must be at least 1";
+  if (s.H > 65535 || s.B > 65535) return name + ": H and B must be at most 65535 (grid limits)";
+  if (s.T > INT_MAX / 2) return name + ": T = " + std::to_string(s.T) + " too large (at most 2^30)";
+  return std::nullopt;
+}
+
+bool gla_can_implement(GlaVariant v, const gla::GlaShape& s) { return !gla_cannot_implement(v, s); }
+
+std::size_t gla_workspace_bytes(GlaVariant v, const gla::GlaShape& s) {
+  if (v.carry == StateCarry::Fused) return 0;
+  const gla::Tiling t = gla::tiling_for(v.schedule, v.carry, static_cast<int>(s.K), static_cast<int>(s.V));
+  return static_cast<std::size_t>(s.B * s.H * num_chunks(s, t) * s.K * s.V) * 2;  // bf16 S_n
+}
+
+GlaVariant default_gla_variant(const gla::GlaShape& s) {
+  // The fused pass has B*H*V/64 CTAs walking T/64 chunks each: it fills the GPU only when
+  // there are enough (b, h, v-block) slices; otherwise the materialized carry's chunk-parallel
+  // output kernel wins.
+  const std::int64_t slices = s.B * s.H * (s.V / 64);
+  return {Schedule::Pipelined, slices >= 96 ? StateCarry::Fused : StateCarry::Materialized};
+}
+
+void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, CUstream_st* stream) {
+  if (auto why = gla_cannot_implement(v, s)) fail("gla_forward: {}", *why);
+  OVERLAP_REQUIRE(a.q && a.k && a.v && a.g && a.o, "gla_forward {}: q, k, v, g and o must be device pointers",
+                  gla_variant_name(v));
+  OVERLAP_REQUIRE(!s.has_h0 || a.h0, "gla_forward {}: the shape says h0=1 but h0 is null", gla_variant_name(v));
+  OVERLAP_REQUIRE(!s.want_hT || a.hT, "gla_forward {}: the shape says hT=1 but hT is null", gla_variant_name(v));
+  const gla::Tiling t = gla::tiling_for(v.schedule, v.carry, static_cast<int>(s.K), static_cast<int>(s.V));
+  gla_launch::Problem p{};
+  p.q = a.q;
+  p.k = a.k;
+  p.v = a.v;
+  p.g = a.g;
+  p.h0 = s.has_h0 ? a.h0 : nullptr;
+  p.hT = s.want_hT ? a.hT : nullptr;
+  p.o = a.o;
+  p.B = static_cast<int>(s.B);
+  p.T = static_cast<int>(s.T);
+  p.H = static_cast<int>(s.H);
+  p.K = static_cast<int>(s.K);
+  p.V = static_cast<int>(s.V);
+  p.scale = static_cast<float>(s.scale > 0 ? s.scale : 1.0 / std::sqrt(static_cast<double>(s.K)));
+  auto* cs = reinterpret_cast<cudaStream_t>(stream);
+  if (v.carry == StateCarry::Fused) {
+    check_cuda(gla_launch::fused(p, t.stages, stream), "fused kernel launch", v);
+    return;
+  }
+  void* scratch = a.workspace;
+  if (!scratch) check_cuda(cudaMallocAsync(&scratch, gla_workspace_bytes(v, s), cs), "workspace allocation", v);
+  p.states = scratch;
+  const int launched = gla_launch::materialized(p, t.stages, t.chunks_per_cta, stream);
+  if (!a.workspace) check_cuda(cudaFreeAsync(scratch, cs), "workspace release", v);
+  check_cuda(launched, "materialized kernels launch", v);
+}
+
+}  // namespace overlap::cuda

@@ -1,0 +1,61 @@
+#pragma once
+// gla forward on Hopper (SPEC section 1): the entry point other code calls with device
+// pointers. Host-includable without nvcc; the kernels live in gla_launch.cu.
+//
+//   GlaVariant v = default_gla_variant(shape);
+//   if (auto why = gla_cannot_implement(v, shape)) ...;      // or let gla_forward throw
+//   gla_forward(v, {q, k, v, g, h0, o, hT}, shape, stream);
+//
+// Layout is flash-linear-attention's chunk_gla: q, k, g [B,T,H,K]; v, o [B,T,H,V] (q, k, v, o
+// bf16, g fp32); h0, hT [B,H,K,V] fp32 (either may be null). shape.scale is s in
+// o_t = s S_t^T q_t (GlaShape::from_args sets K^-1/2).
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gla/gla_tiling.hpp"
+#include "gla/shape.hpp"
+
+struct CUstream_st;  // cudaStream_t without the CUDA headers
+
+namespace overlap::cuda {
+
+// The six combinations of schedule x state carry (names fixed; the simulator uses the same).
+struct GlaVariant {
+  gla::Schedule schedule;
+  gla::StateCarry carry;
+  friend bool operator==(const GlaVariant&, const GlaVariant&) = default;
+};
+
+const std::vector<GlaVariant>& all_gla_variants();
+std::string gla_variant_name(GlaVariant variant);     // "pipelined_fused", ...
+GlaVariant parse_gla_variant(std::string_view name);  // throws overlap::Error on unknown names
+
+struct GlaDeviceArgs {
+  const void* q = nullptr;   // bf16 [B,T,H,K]
+  const void* k = nullptr;   // bf16 [B,T,H,K]
+  const void* v = nullptr;   // bf16 [B,T,H,V]
+  const float* g = nullptr;  // fp32 [B,T,H,K], g <= 0
+  const float* h0 = nullptr; // fp32 [B,H,K,V] or null (zero initial state)
+  void* o = nullptr;         // bf16 [B,T,H,V]
+  float* hT = nullptr;       // fp32 [B,H,K,V] or null
+  // Scratch for the materialized carry (gla_workspace_bytes); null: allocated on the stream.
+  void* workspace = nullptr;
+};
+
+// Why `variant` cannot run `shape` (K, V, size limits), or nullopt when it can.
+std::optional<std::string> gla_cannot_implement(GlaVariant variant, const gla::GlaShape& shape);
+bool gla_can_implement(GlaVariant variant, const gla::GlaShape& shape);
+// Device scratch gla_forward needs for this variant and shape (0 for fused carry).
+std::size_t gla_workspace_bytes(GlaVariant variant, const gla::GlaShape& shape);
+// The variant the library runs when the caller does not choose.
+GlaVariant default_gla_variant(const gla::GlaShape& shape);
+
+// Enqueues the forward pass on `stream`. Throws overlap::Error on a shape the variant cannot
+// run, a null required pointer, or a CUDA launch error.
+void gla_forward(GlaVariant variant, const GlaDeviceArgs& args, const gla::GlaShape& shape,
+                 CUstream_st* stream);
+
+}  // namespace overlap::cuda

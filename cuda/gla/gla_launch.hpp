@@ -1,0 +1,25 @@
+#pragma once
+// Internal: the launchers compiled by nvcc (gla_launch.cu), called by gla_forward.cpp.
+// Returns a cudaError_t as int so that this header needs no CUDA headers.
+struct CUstream_st;
+
+namespace overlap::cuda::gla_launch {
+
+struct Problem {
+  const void* q;
+  const void* k;
+  const void* v;
+  const float* g;
+  const float* h0;
+  float* hT;
+  void* o;
+  void* states;  // bf16 [B,H,NT,K,V] (materialized carry)
+  int B, T, H, K, V;
+  float scale;
+};
+
+// stages: 1 = sequential, 2 = pipelined. chunks_per_cta: the output kernel's chunk group.
+int fused(const Problem& p, int stages, CUstream_st* stream);
+int materialized(const Problem& p, int stages, int chunks_per_cta, CUstream_st* stream);
+
+}  // namespace overlap::cuda::gla_launch
