@@ -1,0 +1,31 @@
+// overlap: check on the CPU, predict with the model, validate on a GPU.
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
+
+#include "app/commands.hpp"
+#include "core/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"overlap: predict and validate load/compute overlap in linear-RNN kernels"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "overlap 0.1.0");
+  overlap::app::register_run_command(app);
+  overlap::app::register_list_command(app);
+  overlap::app::register_vectors_command(app);
+  overlap::app::register_check_command(app);
+  overlap::app::register_predict_commands(app);
+  overlap::app::register_validate_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const overlap::Error& e) {
+    fmt::print(stderr, "overlap: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "overlap: internal error: {}\n", e.what());
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,58 @@
+#pragma once
+// The report `overlap validate` writes: predicted against measured time per variant and shape,
+// the measured and predicted speedup of each hypothesis pair, summary statistics, as markdown
+// (for people), JSON (for scripts) and an SVG scatter plot. Pure host code, so the format is
+// tested without a GPU and stays stable across GPUs.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace overlap::app {
+
+struct ValidationRow {
+  std::string workload, variant, shape;
+  bool passed = false;         // correctness check on the test vectors
+  std::string failure;         // why it failed (or could not run); empty when passed
+  double worst_rel_error = 0;  // largest output relative error against the expected outputs
+  double measured_us = 0;      // median; 0 when not timed
+  int timed_runs = 0;
+  double predicted_us = 0;
+  std::string bottleneck;      // the model's bottleneck unit
+  bool timed() const { return passed && measured_us > 0; }
+  double error() const { return predicted_us / measured_us - 1.0; }  // signed relative error
+};
+
+// Speedup of `candidate` over `baseline` at one shape (time_baseline / time_candidate).
+struct SpeedupPair {
+  std::string workload, shape, baseline, candidate;
+  double measured = 0, predicted = 0;
+  bool counted() const;     // measured effect larger than 5%: its sign must be predicted right
+  bool sign_right() const;  // predicted and measured on the same side of 1
+};
+
+struct ValidationSummary {
+  int timed = 0, failed = 0;
+  double median_abs_error = 0, max_abs_error = 0;
+  int pairs_counted = 0, pairs_sign_right = 0;
+};
+
+struct ValidationReport {
+  std::string gpu, date, profile, command;
+  std::vector<ValidationRow> rows;
+  std::vector<SpeedupPair> pairs;
+  ValidationSummary summary;
+};
+
+// Hypothesis pairs among timed rows at the same workload and shape: variants whose names
+// differ in exactly one '_'-separated word (pipelined_fused vs pingpong_fused; pipelined_fused
+// vs pipelined_materialized), when every variant is in such a pair. Otherwise (names without
+// that structure, like linrnn's) every variant is paired with the first one listed.
+std::vector<SpeedupPair> hypothesis_pairs(const std::vector<ValidationRow>& rows);
+ValidationSummary summarize(const std::vector<ValidationRow>& rows, const std::vector<SpeedupPair>& pairs);
+
+std::string render_markdown(const ValidationReport& report);
+nlohmann::json report_to_json(const ValidationReport& report);
+std::string render_svg(const ValidationReport& report);  // predicted vs measured, log-log
+
+}  // namespace overlap::app

@@ -1,0 +1,19 @@
+#include "app/validate/validation_set.hpp"
+
+namespace overlap::app {
+
+std::vector<std::string> validation_shapes(const std::string& workload, bool quick) {
+  if (workload == "gla") {
+    if (quick) return {"B=2,T=1000,H=4,K=64,V=64", "B=4,T=1024,H=32,K=64,V=64"};
+    return {
+        // issue 4's benchmark shapes
+        "B=4,T=1024,H=32,K=64,V=64", "B=4,T=4096,H=32,K=64,V=64", "B=8,T=4096,H=16,K=128,V=128",
+        "B=2,T=16384,H=16,K=128,V=128",
+        // a sweep of length and head dimension
+        "B=4,T=512,H=32,K=64,V=64", "B=4,T=2048,H=32,K=64,V=64", "B=4,T=8192,H=32,K=64,V=64",
+        "B=4,T=2048,H=16,K=128,V=128", "B=1,T=4096,H=8,K=64,V=64"};
+  }
+  return {};
+}
+
+}  // namespace overlap::app

@@ -1,0 +1,193 @@
+// Microbenchmarks behind `overlap calibrate`. Each measures one ceiling the simulator uses:
+//   copy bandwidth  - a 16-byte-per-thread grid-stride copy of 2 x 1 GiB (and cudaMemcpy D2D),
+//                     bytes read + written over the median time;
+//   tensor rate     - cuBLAS bf16 GEMM 8192^3 (fp32 accumulation) on random data, median;
+//   launch overhead - back-to-back empty kernels on one stream, time per launch;
+//   load latency    - one thread chasing a random cyclic permutation of cache lines with
+//                     L1-bypassing loads, in a 512 MiB buffer (DRAM) and a 4 MiB one (L2).
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "calibrate/calibrate.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device_buffer.hpp"
+#include "runtime/timing.hpp"
+
+namespace overlap::gpu {
+namespace {
+
+#define OVERLAP_CUBLAS_CHECK(call)                                                       \
+  do {                                                                                   \
+    const cublasStatus_t s_ = (call);                                                    \
+    if (s_ != CUBLAS_STATUS_SUCCESS) ::overlap::fail("cuBLAS error {} in {}", static_cast<int>(s_), #call); \
+  } while (0)
+
+__global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    dst[i] = src[i];
+}
+
+__global__ void fill_random_bf16(__nv_bfloat16* x, std::size_t n, unsigned seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    x[i] = __float2bfloat16((static_cast<float>(h & 0xffff) / 65536.0f) - 0.5f);
+  }
+}
+
+__global__ void empty_kernel() {}
+
+__global__ void pointer_chase(const unsigned* __restrict__ next, unsigned start, int steps,
+                              unsigned* sink, long long* cycles) {
+  unsigned p = start;
+  // Warm the TLB and caches along the way once, then time a second pass.
+  for (int i = 0; i < steps; ++i) p = __ldcg(next + p);
+  const long long t0 = clock64();
+  for (int i = 0; i < steps; ++i) p = __ldcg(next + p);
+  const long long t1 = clock64();
+  *sink = p;
+  *cycles = t1 - t0;
+}
+
+double time_median_us(const std::function<void(cudaStream_t)>& fn, int repeats) {
+  TimingOptions options;
+  options.warmup = 2;
+  options.runs_per_set = repeats;
+  options.flush_l2 = true;
+  return time_launches([&](int, cudaStream_t s) { fn(s); }, 1, options).median_us;
+}
+
+MeasuredField measure_copy_bandwidth(int repeats) {
+  constexpr std::size_t bytes = std::size_t(1) << 30;
+  DeviceBuffer src(bytes), dst(bytes);
+  OVERLAP_CUDA_CHECK(cudaMemset(src.get(), 0x5a, bytes));
+  int sms = 0;
+  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const std::size_t n = bytes / sizeof(int4);
+  const double kernel_us = time_median_us(
+      [&](cudaStream_t s) { copy16<<<sms * 8, 512, 0, s>>>(src.as<int4>(), dst.as<int4>(), n); }, repeats);
+  const double memcpy_us = time_median_us(
+      [&](cudaStream_t s) { OVERLAP_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, s)); },
+      repeats);
+  const double best_us = std::min(kernel_us, memcpy_us);
+  return {"hbm_bandwidth_GBps", 2.0 * bytes / (best_us * 1e3),
+          fmt::format("measured by overlap calibrate: 1 GiB device-to-device copy, read+write bytes over the "
+                      "median of {} runs (16-byte copy kernel {:.1f} us, cudaMemcpy {:.1f} us)",
+                      repeats, kernel_us, memcpy_us)};
+}
+
+MeasuredField measure_bf16_tensor_rate(int repeats) {
+  constexpr int n = 8192;
+  const std::size_t elems = std::size_t(n) * n;
+  DeviceBuffer a(elems * 2), b(elems * 2), c(elems * 2);
+  fill_random_bf16<<<1024, 256>>>(a.as<__nv_bfloat16>(), elems, 1);
+  fill_random_bf16<<<1024, 256>>>(b.as<__nv_bfloat16>(), elems, 2);
+  OVERLAP_CUDA_CHECK(cudaGetLastError());
+  cublasHandle_t handle;
+  OVERLAP_CUBLAS_CHECK(cublasCreate(&handle));
+  const float alpha = 1.0f, beta = 0.0f;
+  auto gemm = [&](cudaStream_t s) {
+    OVERLAP_CUBLAS_CHECK(cublasSetStream(handle, s));
+    OVERLAP_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.get(), CUDA_R_16BF, n,
+                                      b.get(), CUDA_R_16BF, n, &beta, c.get(), CUDA_R_16BF, n,
+                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  };
+  const double us = time_median_us(gemm, repeats);
+  cublasDestroy(handle);
+  return {"tensor_bf16_TFLOPs", 2.0 * n * n * double(n) / (us * 1e6),
+          fmt::format("measured by overlap calibrate: cuBLAS bf16 GEMM {0}x{0}x{0}, fp32 accumulation, random "
+                      "data, median of {1} runs ({2:.1f} us)", n, repeats, us)};
+}
+
+MeasuredField measure_launch_overhead() {
+  constexpr int launches = 2000;
+  empty_kernel<<<1, 32>>>();
+  OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  OVERLAP_CUDA_CHECK(cudaEventCreate(&start));
+  OVERLAP_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> per_launch;
+  for (int rep = 0; rep < 5; ++rep) {
+    OVERLAP_CUDA_CHECK(cudaEventRecord(start));
+    for (int i = 0; i < launches; ++i) empty_kernel<<<1, 32>>>();
+    OVERLAP_CUDA_CHECK(cudaEventRecord(stop));
+    OVERLAP_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    OVERLAP_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    per_launch.push_back(1e3 * ms / launches);
+  }
+  OVERLAP_CUDA_CHECK(cudaGetLastError());
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return {"launch_overhead_us", median(per_launch),
+          fmt::format("measured by overlap calibrate: {} back-to-back empty kernel launches on one stream, "
+                      "time per launch, median of 5", launches)};
+}
+
+double chase_cycles_per_load(std::size_t buffer_bytes, int steps) {
+  constexpr std::size_t line = 128;  // one load per 128-byte line, so no two share a sector
+  const std::size_t lines = buffer_bytes / line;
+  const std::size_t stride = line / sizeof(unsigned);
+  std::vector<unsigned> order(lines);
+  std::iota(order.begin(), order.end(), 0u);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(12345));
+  std::vector<unsigned> next(lines * stride, 0u);
+  for (std::size_t i = 0; i < lines; ++i)
+    next[order[i] * stride] = static_cast<unsigned>(order[(i + 1) % lines] * stride);
+  DeviceBuffer d_next(next.size() * sizeof(unsigned)), sink(sizeof(unsigned)), cycles(sizeof(long long));
+  d_next.upload(next.data(), next.size() * sizeof(unsigned));
+  pointer_chase<<<1, 1>>>(d_next.as<unsigned>(), order[0] * static_cast<unsigned>(stride), steps,
+                          sink.as<unsigned>(), cycles.as<long long>());
+  OVERLAP_CUDA_CHECK(cudaGetLastError());
+  OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
+  long long c = 0;
+  cycles.download(&c, sizeof(c));
+  return static_cast<double>(c) / steps;
+}
+
+}  // namespace
+
+Calibration calibrate_device(const CalibrateOptions& options) {
+  OVERLAP_REQUIRE(device_count() > 0, "calibrate needs a CUDA GPU and found none");
+  int device = 0;
+  OVERLAP_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  OVERLAP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  Calibration cal;
+  cal.gpu_name = prop.name;
+  cal.compute_capability = prop.major * 10 + prop.minor;
+  auto attr = [&](cudaDeviceAttr a) {
+    int v = 0;
+    OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, device));
+    return static_cast<double>(v);
+  };
+  const std::string props = "measured by overlap calibrate: cudaDeviceGetAttribute";
+  cal.fields.push_back({"sm_count", attr(cudaDevAttrMultiProcessorCount), props});
+  cal.fields.push_back({"smem_per_sm_KiB", attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor) / 1024, props});
+  cal.fields.push_back({"smem_per_cta_KiB", attr(cudaDevAttrMaxSharedMemoryPerBlockOptin) / 1024, props});
+  cal.fields.push_back({"regs_per_sm", attr(cudaDevAttrMaxRegistersPerMultiprocessor), props});
+  cal.fields.push_back({"max_threads_per_sm", attr(cudaDevAttrMaxThreadsPerMultiProcessor), props});
+  cal.fields.push_back({"l2_size_MiB", attr(cudaDevAttrL2CacheSize) / (1024.0 * 1024.0), props});
+  cal.fields.push_back({"hbm_capacity_GB", static_cast<double>(prop.totalGlobalMem) / 1e9, "measured by overlap calibrate: cudaGetDeviceProperties totalGlobalMem"});
+  cal.fields.push_back(measure_copy_bandwidth(options.repeats));
+  cal.fields.push_back(measure_bf16_tensor_rate(options.repeats));
+  cal.fields.push_back(measure_launch_overhead());
+  cal.fields.push_back({"dram_latency_cycles", chase_cycles_per_load(std::size_t(512) << 20, 20000),
+                        "measured by overlap calibrate: dependent __ldcg pointer chase over 512 MiB of random "
+                        "128-byte lines, one thread, clock64 cycles per load (TLB misses included)"});
+  cal.fields.push_back({"l2_latency_cycles", chase_cycles_per_load(std::size_t(4) << 20, 32768),
+                        "measured by overlap calibrate: dependent __ldcg pointer chase over 4 MiB (L2-resident after a warm pass over every line) of "
+                        "random 128-byte lines, one thread, clock64 cycles per load"});
+  return cal;
+}
+
+}  // namespace overlap::gpu

@@ -1,0 +1,60 @@
+#include "runtime/timing.hpp"
+
+#include <algorithm>
+
+namespace overlap::gpu {
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+L2Flusher::L2Flusher() {
+  int device = 0, l2_bytes = 0;
+  OVERLAP_CUDA_CHECK(cudaGetDevice(&device));
+  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+  scratch_ = DeviceBuffer(2 * static_cast<std::size_t>(std::max(l2_bytes, 1 << 20)));
+}
+
+void L2Flusher::flush(cudaStream_t stream) {
+  static int pattern = 0;
+  OVERLAP_CUDA_CHECK(cudaMemsetAsync(scratch_.get(), ++pattern & 0xff, scratch_.bytes(), stream));
+}
+
+TimingResult time_launches(const std::function<void(int, cudaStream_t)>& launch, int sets,
+                           const TimingOptions& options, cudaStream_t stream) {
+  OVERLAP_REQUIRE(sets >= 1, "time_launches needs at least one input set, got {}", sets);
+  L2Flusher flusher;
+  for (int i = 0; i < options.warmup; ++i) launch(i % sets, stream);
+  OVERLAP_CUDA_CHECK(cudaGetLastError());
+  OVERLAP_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  cudaEvent_t start, stop;
+  OVERLAP_CUDA_CHECK(cudaEventCreate(&start));
+  OVERLAP_CUDA_CHECK(cudaEventCreate(&stop));
+  TimingResult result;
+  for (int set = 0; set < sets; ++set) {
+    for (int r = 0; r < options.runs_per_set; ++r) {
+      if (options.flush_l2) flusher.flush(stream);
+      OVERLAP_CUDA_CHECK(cudaEventRecord(start, stream));
+      launch(set, stream);
+      OVERLAP_CUDA_CHECK(cudaEventRecord(stop, stream));
+      OVERLAP_CUDA_CHECK(cudaEventSynchronize(stop));
+      OVERLAP_CUDA_CHECK(cudaGetLastError());
+      float ms = 0;
+      OVERLAP_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      result.samples_us.push_back(1e3 * ms);
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  result.runs = static_cast<int>(result.samples_us.size());
+  result.median_us = median(result.samples_us);
+  result.min_us = *std::min_element(result.samples_us.begin(), result.samples_us.end());
+  result.max_us = *std::max_element(result.samples_us.begin(), result.samples_us.end());
+  return result;
+}
+
+}  // namespace overlap::gpu

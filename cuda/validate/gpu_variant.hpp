@@ -1,0 +1,47 @@
+#pragma once
+// The uniform face every CUDA kernel variant shows to `overlap validate`: which workload and
+// variant it is (the simulator's name, so prediction and measurement pair up), which shapes it
+// can run, the dtype it writes each output in, and how to enqueue one run on device tensors.
+// A workload's kernels join validation by adding their variants to gpu_variants().
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "core/shape_args.hpp"
+#include "core/tensor.hpp"
+#include "runtime/device_buffer.hpp"
+
+namespace overlap::gpu {
+
+struct DeviceTensor {
+  DType dtype = DType::F32;
+  Shape shape;
+  DeviceBuffer buffer;
+};
+using DeviceTensors = std::map<std::string, DeviceTensor>;
+
+struct GpuVariant {
+  std::string workload;
+  std::string name;
+  // Why this variant cannot run `shape`, or nullopt when it can (CUTLASS's can_implement).
+  std::function<std::optional<std::string>(const ShapeArgs& shape)> cannot_implement;
+  // The dtype the kernel writes `output` in (e.g. bf16 for gla's o, fp32 for hT).
+  std::function<DType(const std::string& output)> output_dtype;
+  // Enqueues one forward run: inputs as the test vectors store them, outputs preallocated
+  // with the shapes of the expected outputs and the dtypes above.
+  std::function<void(const ShapeArgs& shape, const DeviceTensors& inputs, DeviceTensors& outputs,
+                     cudaStream_t stream)>
+      run;
+};
+
+// Every compiled variant of every workload, in a stable order.
+const std::vector<GpuVariant>& gpu_variants();
+
+// Per-workload lists (one file each under cuda/validate/).
+std::vector<GpuVariant> gla_gpu_variants();
+
+}  // namespace overlap::gpu

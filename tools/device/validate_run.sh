@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Validation on the lent GPU in one call: build the whole `overlap` tool with the CUDA kernels,
+# measure the GPU (`overlap calibrate`), then `overlap validate` with the built-in profile of
+# the GPU found and again with the calibrated profile. Results land in $OUT (or out/):
+#   run.log, calibrated.json, validation/{report.md,report.json,plot.svg},
+#   validation-calibrated/{report.md,report.json}
+#   bash tools/device/validate_run.sh [extra validate arguments]
+set -o pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+log="$OUT/run.log"
+if ! source tools/device/deps.sh >"$log" 2>&1; then
+  tail -20 "$log"; echo "dependency setup failed"; exit 1
+fi
+set +e
+B=build-validate
+{ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVERLAP_BUILD_TESTS=OFF -DOVERLAP_BUILD_BENCH=OFF &&
+  ninja -C "$B" -j "$(nproc)" overlap; } >>"$log" 2>&1 || { tail -40 "$log"; echo "build failed"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee -a "$log"
+"$B/app/overlap" calibrate --out "$OUT/calibrated.json" 2>&1 | tee -a "$log"
+"$B/app/overlap" validate --out "$OUT/validation" "$@" 2>&1 | tee -a "$log" | grep -v "^\[" | tail -70
+status=$?
+"$B/app/overlap" validate --hw "$OUT/calibrated.json" --out "$OUT/validation-calibrated" "$@" >>"$log" 2>&1
+rm -f "$OUT/validation-calibrated/plot.svg"
+grep -A3 "^## Summary" "$OUT/validation-calibrated/report.md"
+exit $status
