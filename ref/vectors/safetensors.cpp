@@ -107,9 +107,12 @@ TensorFile decode_safetensors(std::span<const std::byte> bytes, std::string_view
     OVERLAP_REQUIRE(b.is_number_unsigned() && e.is_number_unsigned(),
                     "{}: tensor '{}' data_offsets are not non-negative integers", source, name);
     const std::uint64_t begin = b.get<std::uint64_t>(), end = e.get<std::uint64_t>();
-    OVERLAP_REQUIRE(begin <= end && end <= data.size(),
-                    "{}: tensor '{}' data_offsets [{}, {}] lie outside the {} data bytes", source,
-                    name, begin, end, data.size());
+    OVERLAP_REQUIRE(begin <= end, "{}: tensor '{}' data_offsets [{}, {}] lie outside the {} data bytes (begin > end)",
+                    source, name, begin, end, data.size());
+    // Past the end: either the file was cut short or its header lies; name both.
+    OVERLAP_REQUIRE(end <= data.size(),
+                    "{}: truncated file or lying header: tensor '{}' data_offsets [{}, {}] lie outside the {} data bytes",
+                    source, name, begin, end, data.size());
     OVERLAP_REQUIRE(end - begin == numel * dtype_size(dtype),
                     "{}: tensor '{}' data_offsets span {} bytes but shape {} of {} needs {}", source,
                     name, end - begin, shape_to_string(shape), dtype_name(dtype),
