@@ -19,10 +19,12 @@
 
 #include "gla/inputs.hpp"
 #include "gla/reference.hpp"
+#include "bench_support.hpp"
 
 namespace {
 
 using namespace overlap;
+using overlap::bench::set_rates;
 using namespace overlap::gla;
 
 GlaShape shape_from(const benchmark::State& state) {
@@ -55,12 +57,6 @@ double fp32_bytes(const GlaShape& s) {
                         (s.has_h0 ? 1.0 : 0.0) * s.state_numel() +
                         (s.want_hT ? 1.0 : 0.0) * s.state_numel();
   return 4 * arrays;
-}
-
-void set_rates(benchmark::State& state, double flops, double bytes) {
-  using benchmark::Counter;
-  state.counters["GFLOP/s"] = Counter(flops * 1e-9, Counter::kIsIterationInvariantRate);
-  state.counters["GB/s"] = Counter(bytes * 1e-9, Counter::kIsIterationInvariantRate);
 }
 
 // Argument 5 picks the gates: 0 = "default", 1 = "strong_gates" (many values underflow to

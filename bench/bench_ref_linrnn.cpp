@@ -13,10 +13,12 @@
 #include <vector>
 
 #include "linrnn/linrnn.hpp"
+#include "bench_support.hpp"
 
 namespace {
 
 using namespace overlap;
+using overlap::bench::set_rates;
 using namespace overlap::linrnn;
 
 LinrnnShape shape_from(const benchmark::State& state) {
@@ -27,12 +29,6 @@ LinrnnShape shape_from(const benchmark::State& state) {
   s.dv = state.range(3);
   s.validate();
   return s;
-}
-
-void set_rates(benchmark::State& state, double flops, double bytes) {
-  using benchmark::Counter;
-  state.counters["GFLOP/s"] = Counter(flops * 1e-9, Counter::kIsIterationInvariantRate);
-  state.counters["GB/s"] = Counter(bytes * 1e-9, Counter::kIsIterationInvariantRate);
 }
 
 void BM_LinrnnChunkedReference(benchmark::State& state) {

@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "projchain/projchain.hpp"
+#include "bench_support.hpp"
 
 namespace {
 
 using namespace overlap;
+using overlap::bench::set_rates;
 using namespace overlap::projchain;
 
 ProjchainShape shape_from(const benchmark::State& state) {
@@ -29,12 +31,6 @@ ProjchainShape shape_from(const benchmark::State& state) {
   s.dk = state.range(4);
   s.validate();
   return s;
-}
-
-void set_rates(benchmark::State& state, double flops, double bytes) {
-  using benchmark::Counter;
-  state.counters["GFLOP/s"] = Counter(flops * 1e-9, Counter::kIsIterationInvariantRate);
-  state.counters["GB/s"] = Counter(bytes * 1e-9, Counter::kIsIterationInvariantRate);
 }
 
 void BM_ProjchainWideGemmReference(benchmark::State& state) {

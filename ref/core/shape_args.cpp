@@ -1,6 +1,7 @@
 #include "core/shape_args.hpp"
 
 #include <charconv>
+#include <limits>
 
 #include "core/error.hpp"
 
@@ -60,6 +61,12 @@ std::int64_t ShapeArgs::get(std::string_view key) const {
   fail("shape has no key '{}' (have: {})", key, to_string());
 }
 
+bool ShapeArgs::flag(std::string_view key) const {
+  const std::int64_t value = get(key);
+  OVERLAP_REQUIRE(value == 0 || value == 1, "shape key '{}' = {} must be 0 or 1", key, value);
+  return value == 1;
+}
+
 bool ShapeArgs::has(std::string_view key) const {
   for (const auto& [k, v] : values_)
     if (k == key) return true;
@@ -79,6 +86,21 @@ std::string ShapeArgs::to_string() const {
   std::string s;
   for (const auto& [k, v] : values_) s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
   return s;
+}
+
+void require_positive(std::string_view workload,
+                      std::initializer_list<std::pair<std::string_view, std::int64_t>> sizes) {
+  for (const auto& [key, value] : sizes)
+    OVERLAP_REQUIRE(value >= 1, "{}: shape key '{}' = {} must be at least 1", workload, key, value);
+}
+
+bool product_fits(std::initializer_list<std::int64_t> factors) {
+  std::int64_t product = 1;
+  for (std::int64_t f : factors) {
+    if (f > 0 && product > std::numeric_limits<std::int64_t>::max() / f) return false;
+    product *= f;
+  }
+  return true;
 }
 
 }  // namespace overlap

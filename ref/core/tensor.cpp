@@ -143,11 +143,47 @@ void require_shape(const Tensor& t, const std::string& name, const Shape& shape)
                   shape_to_string(t.shape()), shape_to_string(shape));
 }
 
+void require_dtype(const Tensor& t, const std::string& name, DType dtype) {
+  OVERLAP_REQUIRE(t.dtype() == dtype, "tensor '{}' has dtype {}, expected {}", name,
+                  dtype_name(t.dtype()), dtype_name(dtype));
+}
+
+namespace {
+// Checks `view` element by element, decoding each through `to_double`: no decoded copy of the
+// tensor is made (inputs can be hundreds of MB).
+template <class T, class Decode>
+void require_finite_elements(std::span<const T> view, const std::string& name, Decode to_double) {
+  for (std::size_t i = 0; i < view.size(); ++i) {
+    const double value = to_double(view[i]);
+    OVERLAP_REQUIRE(std::isfinite(value), "tensor '{}' has a non-finite value ({}) at index {}",
+                    name, value, i);
+  }
+}
+}  // namespace
+
 void require_finite(const Tensor& t, const std::string& name) {
-  const auto values = t.to_f64();
-  for (std::size_t i = 0; i < values.size(); ++i)
-    OVERLAP_REQUIRE(std::isfinite(values[i]), "tensor '{}' has a non-finite value ({}) at index {}",
-                    name, values[i], i);
+  // The same per-element decoding as to_f64().
+  switch (t.dtype()) {
+    case DType::F64:
+      return require_finite_elements(t.view<double>(), name, [](double v) { return v; });
+    case DType::F32:
+      return require_finite_elements(t.view<float>(), name,
+                                     [](float v) { return static_cast<double>(v); });
+    case DType::BF16:
+      return require_finite_elements(t.view<std::uint16_t>(), name, [](std::uint16_t v) {
+        return static_cast<double>(formats::bf16_to_float(v));
+      });
+    case DType::F16:
+      return require_finite_elements(t.view<std::uint16_t>(), name, [](std::uint16_t v) {
+        return static_cast<double>(formats::fp16_to_float(v));
+      });
+    case DType::F8_E4M3:
+      return require_finite_elements(t.view<std::uint8_t>(), name, [](std::uint8_t v) {
+        return static_cast<double>(formats::e4m3_to_float(v));
+      });
+    default:
+      fail("cannot decode a {} tensor as floating point", dtype_name(t.dtype()));
+  }
 }
 
 }  // namespace overlap

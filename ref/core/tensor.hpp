@@ -66,6 +66,8 @@ using TensorMap = std::map<std::string, Tensor>;
 const Tensor& require_tensor(const TensorMap& tensors, const std::string& name);
 // Throws unless t has exactly `shape`: "tensor 'q' has shape [..], expected [..]".
 void require_shape(const Tensor& t, const std::string& name, const Shape& shape);
+// Throws unless t has `dtype`: "tensor 'q' has dtype F32, expected BF16".
+void require_dtype(const Tensor& t, const std::string& name, DType dtype);
 // Throws on the first NaN or infinity: "tensor 'g' has a non-finite value (nan) at index 17".
 void require_finite(const Tensor& t, const std::string& name);
 

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <utility>
 
 #include "core/error.hpp"
 #include "dualgemm/dualgemm.hpp"
@@ -35,8 +34,7 @@ DualGemmShape shape_from_args(const ShapeArgs& args) {
   s.M = args.get("M");
   s.N = args.get("N");
   s.K = args.get("K");
-  for (const auto& [name, value] : {std::pair{"L", s.L}, {"M", s.M}, {"N", s.N}, {"K", s.K}})
-    OVERLAP_REQUIRE(value > 0, "dualgemm: {}={} must be positive", name, value);
+  require_positive("dualgemm", {{"L", s.L}, {"M", s.M}, {"N", s.N}, {"K", s.K}});
   // The kernels' K tile; it also makes K / 16 NVFP4 scales a whole number of 4-block tiles.
   OVERLAP_REQUIRE(s.K % 256 == 0, "dualgemm: K={} is not a multiple of 256", s.K);
   const std::int64_t fmt = args.get("fmt");

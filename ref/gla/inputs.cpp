@@ -54,8 +54,7 @@ std::string multi_index(const Shape& shape, std::int64_t flat) {
 void require_tensor_like(const TensorMap& inputs, const std::string& name, DType dtype,
                          const Shape& shape) {
   const Tensor& t = require_tensor(inputs, name);
-  OVERLAP_REQUIRE(t.dtype() == dtype, "gla: tensor '{}' has dtype {}, expected {}", name,
-                  dtype_name(t.dtype()), dtype_name(dtype));
+  require_dtype(t, name, dtype);
   require_shape(t, name, shape);
   require_finite(t, name);
 }

@@ -23,24 +23,15 @@ const std::vector<ShapeKey>& GlaShape::keys() {
 GlaShape GlaShape::from_args(const ShapeArgs& args) {
   // ShapeArgs::parse already enforces the minimums; ShapeArgs built by hand (set()) do not, so
   // every entry point re-checks here.
-  const auto size = [&](const char* key) {
-    const std::int64_t value = args.get(key);
-    OVERLAP_REQUIRE(value >= 1, "gla: shape key '{}' = {} must be at least 1", key, value);
-    return value;
-  };
-  const auto flag = [&](const char* key) {
-    const std::int64_t value = args.get(key);
-    OVERLAP_REQUIRE(value == 0 || value == 1, "gla: shape key '{}' = {} must be 0 or 1", key, value);
-    return value == 1;
-  };
   GlaShape s;
-  s.B = size("B");
-  s.T = size("T");
-  s.H = size("H");
-  s.K = size("K");
-  s.V = size("V");
-  s.has_h0 = flag("h0");
-  s.want_hT = flag("hT");
+  s.B = args.get("B");
+  s.T = args.get("T");
+  s.H = args.get("H");
+  s.K = args.get("K");
+  s.V = args.get("V");
+  require_positive("gla", {{"B", s.B}, {"T", s.T}, {"H", s.H}, {"K", s.K}, {"V", s.V}});
+  s.has_h0 = args.flag("h0");
+  s.want_hT = args.flag("hT");
   s.scale = 1.0 / std::sqrt(static_cast<double>(s.K));
   // Tensor sizes must fit an int64 element count; shape_numel names the shape if not.
   shape_numel(s.qk_shape());

@@ -73,8 +73,7 @@ void require_input_layout(const LinrnnShape& shape, const TensorMap& inputs) {
   }
   const auto expect = [&](const std::string& name, DType dtype, const Shape& dims) {
     const Tensor& t = require_tensor(inputs, name);
-    OVERLAP_REQUIRE(t.dtype() == dtype, "linrnn: tensor '{}' has dtype {}, expected {}", name,
-                    dtype_name(t.dtype()), dtype_name(dtype));
+    require_dtype(t, name, dtype);
     require_shape(t, name, dims);
   };
   expect("x", DType::BF16, shape.x_shape());

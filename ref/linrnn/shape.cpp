@@ -1,6 +1,4 @@
 // LinrnnShape: the shape keys, their parsing and the sanity rules beyond key minimums.
-#include <limits>
-
 #include "core/error.hpp"
 #include "linrnn/linrnn.hpp"
 
@@ -18,22 +16,14 @@ const std::vector<ShapeKey>& shape_keys() {
   return keys;
 }
 
-namespace {
-bool flag(const ShapeArgs& args, const char* key) {
-  const std::int64_t v = args.get(key);
-  OVERLAP_REQUIRE(v == 0 || v == 1, "linrnn: shape key '{}' = {} must be 0 or 1", key, v);
-  return v == 1;
-}
-}  // namespace
-
 LinrnnShape LinrnnShape::from_args(const ShapeArgs& args) {
   LinrnnShape s;
   s.B = args.get("B");
   s.T = args.get("T");
   s.d = args.get("d");
   s.dv = args.get("dv");
-  s.has_h0 = flag(args, "h0");
-  s.want_hT = flag(args, "hT");
+  s.has_h0 = args.flag("h0");
+  s.want_hT = args.flag("hT");
   s.validate();
   return s;
 }
@@ -50,13 +40,10 @@ ShapeArgs LinrnnShape::to_args() const {
 }
 
 void LinrnnShape::validate() const {
-  const std::pair<const char*, std::int64_t> sizes[] = {{"B", B}, {"T", T}, {"d", d}, {"dv", dv}};
-  for (const auto& [key, v] : sizes)
-    OVERLAP_REQUIRE(v >= 1, "linrnn: shape key '{}' = {} must be at least 1", key, v);
+  require_positive("linrnn", {{"B", B}, {"T", T}, {"d", d}, {"dv", dv}});
   // Every tensor's element count must fit an int64 (shape_numel throws otherwise); the
   // products used to build shapes are checked first so that building them cannot overflow.
-  OVERLAP_REQUIRE(B <= std::numeric_limits<std::int64_t>::max() / T &&
-                      dv <= std::numeric_limits<std::int64_t>::max() / 3,
+  OVERLAP_REQUIRE(product_fits({B, T}) && product_fits({dv, 3}),
                   "linrnn: shape B={},T={},dv={} is too large", B, T, dv);
   for (const Shape& s : {x_shape(), w_shape(), y_shape(), Shape{B * T, 3 * dv}}) shape_numel(s);
 }

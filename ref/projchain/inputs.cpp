@@ -62,8 +62,7 @@ void require_input_layout(const ProjchainShape& shape, const TensorMap& inputs) 
   }
   const auto expect = [&](const std::string& name, const Shape& dims) {
     const Tensor& t = require_tensor(inputs, name);
-    OVERLAP_REQUIRE(t.dtype() == DType::BF16, "projchain: tensor '{}' has dtype {}, expected BF16",
-                    name, dtype_name(t.dtype()));
+    require_dtype(t, name, DType::BF16);
     require_shape(t, name, dims);
   };
   expect("x", shape.x_shape());

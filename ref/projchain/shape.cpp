@@ -39,14 +39,11 @@ ShapeArgs ProjchainShape::to_args() const {
 }
 
 void ProjchainShape::validate() const {
-  const std::pair<const char*, std::int64_t> sizes[] = {
-      {"B", B}, {"T", T}, {"d", d}, {"H", H}, {"dk", dk}};
-  for (const auto& [key, v] : sizes)
-    OVERLAP_REQUIRE(v >= 1, "projchain: shape key '{}' = {} must be at least 1", key, v);
+  require_positive("projchain", {{"B", B}, {"T", T}, {"d", d}, {"H", H}, {"dk", dk}});
   // The products that build shapes are checked before they are formed; shape_numel then
   // checks every tensor's element count, the widest output included.
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-  OVERLAP_REQUIRE(B <= kMax / T && H <= kMax / dk && H * dk <= (kMax - H) / 4,
+  OVERLAP_REQUIRE(product_fits({B, T}) && product_fits({H, dk}) && H * dk <= (kMax - H) / 4,
                   "projchain: shape B={},T={},H={},dk={} is too large", B, T, H, dk);
   for (const Shape& s : {x_shape(), head_weight_shape(), head_output_shape(), Shape{d, wide_width()},
                          Shape{N(), wide_width()}})

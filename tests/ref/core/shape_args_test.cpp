@@ -21,6 +21,39 @@ TEST(ShapeArgs, CanonicalTextParsesBackToTheSameArgs) {
   EXPECT_EQ(ShapeArgs::parse(a.to_string(), kKeys), a);
 }
 
+TEST(ShapeArgs, FlagReadsZeroOrOneAndNamesAnyOtherValue) {
+  ShapeArgs a = ShapeArgs::parse("h0=0", kKeys);
+  EXPECT_FALSE(a.flag("h0"));
+  a.set("h0", 1);
+  EXPECT_TRUE(a.flag("h0"));
+  a.set("h0", 2);
+  try {
+    a.flag("h0");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "shape key 'h0' = 2 must be 0 or 1");
+  }
+}
+
+TEST(ShapeArgs, RequirePositiveNamesWorkloadKeyAndValue) {
+  EXPECT_NO_THROW(require_positive("w", {{"B", 1}, {"T", 5}}));
+  try {
+    require_positive("w", {{"B", 1}, {"T", 0}, {"K", -1}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "w: shape key 'T' = 0 must be at least 1");
+  }
+}
+
+TEST(ShapeArgs, ProductFitsGuardsInt64Overflow) {
+  EXPECT_TRUE(product_fits({}));
+  EXPECT_TRUE(product_fits({3037000499, 3037000499}));
+  EXPECT_FALSE(product_fits({3037000500, 3037000500}));
+  EXPECT_TRUE(product_fits({std::int64_t{1} << 62, 1}));
+  EXPECT_FALSE(product_fits({std::int64_t{1} << 62, 2}));
+  EXPECT_FALSE(product_fits({4000000000, 4000000000, 1}));
+}
+
 struct BadShape {
   const char* text;
   const char* message_part;

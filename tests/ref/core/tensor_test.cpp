@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
 
 namespace overlap {
 namespace {
@@ -68,6 +71,37 @@ TEST(Tensor, RequireHelpersNameTheTensorAndTheValue) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "tensor 'q' has a non-finite value (nan) at index 1");
   }
+  try {
+    require_dtype(m.at("q"), "q", DType::BF16);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "tensor 'q' has dtype F32, expected BF16");
+  }
+  EXPECT_NO_THROW(require_dtype(m.at("q"), "q", DType::F32));
+}
+
+// require_finite decodes each element as to_f64() does, for every float dtype.
+TEST(Tensor, RequireFiniteFindsTheFirstNonFiniteValueInEveryFloatDtype) {
+  for (DType dtype : {DType::F64, DType::F32, DType::BF16, DType::F16}) {
+    const std::vector<double> values = {0.5, -2.0, INFINITY, NAN};
+    EXPECT_NO_THROW(require_finite(Tensor::from_f64(std::span(values).first(2), dtype, {2}), "x"));
+    try {
+      require_finite(Tensor::from_f64(values, dtype, {4}), "x");
+      FAIL() << dtype_name(dtype);
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "tensor 'x' has a non-finite value (inf) at index 2") << dtype_name(dtype);
+    }
+  }
+  // e4m3 has no infinity; its NaN code is 0x7f.
+  Tensor e4m3(DType::F8_E4M3, {3});
+  e4m3.view<std::uint8_t>()[1] = 0x7f;
+  try {
+    require_finite(e4m3, "e");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "tensor 'e' has a non-finite value (nan) at index 1");
+  }
+  EXPECT_THROW(require_finite(Tensor(DType::U8, {2}), "u"), Error);
 }
 
 }  // namespace

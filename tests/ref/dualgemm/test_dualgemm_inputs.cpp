@@ -17,6 +17,7 @@
 #include "dualgemm_test_shapes.hpp"
 #include "formats/bf16.hpp"
 #include "formats/blocked_scale_layout.hpp"
+#include "ref/test_support.hpp"
 #include "vectors/vectors.hpp"
 #include "workloads/workload.hpp"
 
@@ -29,17 +30,7 @@ const Workload& dualgemm_workload() {
   return *w;
 }
 
-// Runs `f`, expecting an overlap::Error whose message contains `needle`.
-template <class F>
-void expect_error(F&& f, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-        << "message '" << e.what() << "' does not mention '" << needle << "'";
-  }
-}
+using test_support::expect_error;  // an overlap::Error whose message contains a piece
 
 class BadShape : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
@@ -58,7 +49,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BadShape,
 TEST(DualGemmShape, ZeroSizesSetDirectlyAreRejected) {
   ShapeArgs args = dualgemm_workload().default_shape();
   args.set("N", 0);
-  expect_error([&] { dualgemm_workload().validate_shape(args); }, "N=0 must be positive");
+  expect_error([&] { dualgemm_workload().validate_shape(args); }, "shape key 'N' = 0 must be at least 1");
 }
 
 class DualGemmInputs : public ::testing::TestWithParam<Format> {

@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
-#include <limits>
 #include <string>
 
 #include "linrnn_test_support.hpp"
@@ -12,30 +10,6 @@
 
 namespace overlap::linrnn::testing {
 namespace {
-
-// Runs `f`, expecting an overlap::Error whose message contains `expected`.
-void expect_error(const std::function<void()>& f, const std::string& expected) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one containing \"" << expected << "\"";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos)
-        << "message \"" << e.what() << "\" lacks \"" << expected << "\"";
-  }
-}
-
-void set_value(Tensor& t, std::int64_t index, double value) {
-  std::vector<double> v = t.to_f64();
-  v[index] = value;
-  t = Tensor::from_f64(v, t.dtype(), t.shape());
-}
-
-struct BadInput {
-  const char* name;
-  const char* shape;  // the shape the inputs are checked against
-  std::function<void(TensorMap&)> corrupt;
-  const char* expected;
-};
 
 const LinrnnShape kDrawn = parse_shape("B=2,T=5,d=6,dv=3,h0=1,hT=1");
 
@@ -70,8 +44,7 @@ TEST_P(LinrnnBadInput, IsRefusedWithItsValue) {
   expect_error([&] { validate_inputs(shape, in); }, GetParam().expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, LinrnnBadInput, ::testing::ValuesIn(kBadInputs),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Cases, LinrnnBadInput, ::testing::ValuesIn(kBadInputs), RowName{});
 
 // Layout errors are caught by the computations themselves too (not just validate_inputs),
 // so a caller skipping validation gets an error, not a read past the end of a buffer.
@@ -83,12 +56,6 @@ TEST(LinrnnBadInput, ComputationsCheckTheLayout) {
   expect_error([&] { chunked_reference(kDrawn, make_inputs(kDrawn, 1, "default"), 0); },
                "chunk length 0 must be at least 1");
 }
-
-struct BadShape {
-  const char* name;
-  const char* text;
-  const char* expected;
-};
 
 const BadShape kBadShapes[] = {
     {"flag_not_boolean", "h0=2", "shape key 'h0' = 2 must be 0 or 1"},
@@ -106,8 +73,7 @@ TEST_P(LinrnnBadShape, IsRefusedWithItsValue) {
   expect_error([&] { workload->parse_shape(GetParam().text); }, GetParam().expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, LinrnnBadShape, ::testing::ValuesIn(kBadShapes),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Cases, LinrnnBadShape, ::testing::ValuesIn(kBadShapes), RowName{});
 
 // A shape built in code bypasses the key minimums; validate() still refuses it.
 TEST(LinrnnBadShape, StructWithZeroSizeIsRefused) {

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <string>
 
 #include "projchain_test_support.hpp"
@@ -11,30 +10,6 @@
 
 namespace overlap::projchain::testing {
 namespace {
-
-// Runs `f`, expecting an overlap::Error whose message contains `expected`.
-void expect_error(const std::function<void()>& f, const std::string& expected) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one containing \"" << expected << "\"";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos)
-        << "message \"" << e.what() << "\" lacks \"" << expected << "\"";
-  }
-}
-
-void set_value(Tensor& t, std::int64_t index, double value) {
-  std::vector<double> v = t.to_f64();
-  v[index] = value;
-  t = Tensor::from_f64(v, t.dtype(), t.shape());
-}
-
-struct BadInput {
-  const char* name;
-  const char* shape;  // the shape the inputs are checked against
-  std::function<void(TensorMap&)> corrupt;
-  const char* expected;
-};
 
 const char* const kDrawn = "B=2,T=3,d=8,H=2,dk=4";
 
@@ -61,8 +36,7 @@ TEST_P(ProjchainBadInput, IsRefusedWithItsValue) {
   expect_error([&] { validate_inputs(parse_shape(GetParam().shape), in); }, GetParam().expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, ProjchainBadInput, ::testing::ValuesIn(kBadInputs),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Cases, ProjchainBadInput, ::testing::ValuesIn(kBadInputs), RowName{});
 
 // Layout errors are caught by the computations themselves too (not just validate_inputs),
 // so a caller skipping validation gets an error, not a read past the end of a buffer.
@@ -75,12 +49,6 @@ TEST(ProjchainBadInput, ComputationsCheckTheLayout) {
   expect_error([&] { wide_gemm_reference(shape, make_inputs(shape, 1, "default"), 0); },
                "token tile 0 must be at least 1");
 }
-
-struct BadShape {
-  const char* name;
-  const char* text;
-  const char* expected;
-};
 
 const BadShape kBadShapes[] = {
     {"zero_heads", "H=0", "shape key 'H' = 0 is below its minimum 1"},
@@ -97,8 +65,7 @@ TEST_P(ProjchainBadShape, IsRefusedWithItsValue) {
   expect_error([&] { workload->parse_shape(GetParam().text); }, GetParam().expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, ProjchainBadShape, ::testing::ValuesIn(kBadShapes),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Cases, ProjchainBadShape, ::testing::ValuesIn(kBadShapes), RowName{});
 
 // A shape built in code bypasses the key minimums; validate() still refuses it.
 TEST(ProjchainBadShape, StructWithZeroSizeIsRefused) {
