@@ -15,4 +15,4 @@ if [[ ! -f "$asan/build.ninja" ]]; then
   (cd "$root" && cmake --preset asan >/dev/null)
 fi
 ninja -C "$asan" -j "$(nproc)" test_safetensors
-"$asan/tests/ref/vectors/test_safetensors" --gtest_brief=1
+ctest --test-dir "$asan" -R "Safetensors" --output-on-failure -j "$(nproc)"
