@@ -18,7 +18,7 @@ struct Rates {
   double dram_latency_ns, l2_latency_ns;
   double tensor_flops_per_ns[3];
   double mma_sync_fraction;
-  double fma_per_ns, sfu_per_ns;
+  double fma_per_ns, sfu_per_ns, smem_bytes_per_ns;
   double lsu_weight;  // FMA-lane-equivalents of one load/store lane operation
 
   Rates(const HardwareProfile& hw, double active_sms) {
@@ -36,6 +36,7 @@ struct Rates {
     mma_sync_fraction = hw.has_wgmma() ? hw.mma_sync_fraction : 1.0;
     fma_per_ns = hw.fma_lanes_per_clk * clk_GHz;
     sfu_per_ns = hw.sfu_lanes_per_clk * clk_GHz;
+    smem_bytes_per_ns = hw.smem_bytes_per_clk * clk_GHz;
     lsu_weight = hw.fma_lanes_per_clk / 32.0;  // 32 load/store lanes per SM on Volta..Blackwell
   }
 };
@@ -225,6 +226,12 @@ class SmSimulation {
         op.remaining = st.amount / rates_.sfu_per_ns;
         op.cap = warp_share;
         totals.sfu_ops += st.amount;
+        break;
+      case Unit::Smem:
+        // One pipe per SM: any number of warps can saturate it.
+        op.remaining = st.amount / rates_.smem_bytes_per_ns;
+        op.cap = 1;
+        totals.smem_bytes += st.amount;
         break;
     }
   }

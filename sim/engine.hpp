@@ -27,7 +27,7 @@ struct SmResult {
   double load_ns = 0;         // time with at least one load in flight (transfer or latency)
   double load_hidden_ns = 0;  // part of load_ns during which a compute unit was busy
   // Work of ONE CTA (every CTA of a kernel runs the same program):
-  double tensor_flops = 0, fma_ops = 0, sfu_ops = 0;
+  double tensor_flops = 0, fma_ops = 0, sfu_ops = 0, smem_bytes = 0;
   double load_bytes = 0, store_bytes = 0, hbm_bytes = 0;
 };
 

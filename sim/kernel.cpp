@@ -8,6 +8,7 @@ std::string_view unit_name(Unit u) {
     case Unit::Tensor: return "tensor";
     case Unit::Fma: return "fma";
     case Unit::Sfu: return "sfu";
+    case Unit::Smem: return "smem";
   }
   return "?";
 }

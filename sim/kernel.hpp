@@ -12,8 +12,9 @@
 namespace overlap::sim {
 
 // Per-SM units. HBM/L2 are not SM units: their share per SM is folded into copy rates.
-enum class Unit : std::uint8_t { Copy, Tensor, Fma, Sfu };
-inline constexpr int kUnitCount = 4;
+// Smem: the SM's shared-memory pipe (LDS/STS/ldmatrix bytes), shared by all its warps.
+enum class Unit : std::uint8_t { Copy, Tensor, Fma, Sfu, Smem };
+inline constexpr int kUnitCount = 5;
 std::string_view unit_name(Unit u);
 
 enum class Precision : std::uint8_t { Bf16, Fp8, Fp4 };
@@ -31,7 +32,8 @@ enum class StepKind : std::uint8_t {
 };
 
 // One step of a role. Amount units: Copy bytes, Tensor flops, Fma/Sfu lane operations
-// (one per thread-instruction), Delay nanoseconds.
+// (one per thread-instruction), Smem bytes moved between shared memory and registers, Delay
+// nanoseconds.
 struct Step {
   StepKind kind = StepKind::Run;
   Unit unit = Unit::Fma;

@@ -9,15 +9,15 @@
 namespace overlap::sim {
 namespace {
 
-constexpr const char* kComputeUnits[] = {"tensor", "fma", "sfu"};
+constexpr const char* kComputeUnits[] = {"tensor", "fma", "sfu", "smem"};
 
 // The unit that limits the time: the busiest of HBM, the SM copy path (L2 / issue limited),
-// tensor, FMA, SFU and launch overhead; when none is busy at least half of the time the time
+// tensor, FMA, SFU, shared memory and launch overhead; when none is busy at least half of the time the time
 // goes to dependent latency (chains, unhidden loads, barriers).
 std::string bottleneck_of(const std::map<std::string, double>& units) {
   std::string best = "latency";
   double best_v = 0.5;
-  for (const char* u : {"hbm", "copy", "tensor", "fma", "sfu", "launch"}) {
+  for (const char* u : {"hbm", "copy", "tensor", "fma", "sfu", "smem", "launch"}) {
     const auto it = units.find(u);
     if (it == units.end()) continue;
     // The copy path is only "the" bottleneck when it is busier than HBM by a margin: with

@@ -203,7 +203,7 @@ std::string predictions_markdown() {
        "hardware profiles (`profiles/`); do not edit by hand. These are the model's predictions for every "
        "hypothesis in SPEC, written before the corresponding kernels are measured: the GPU results will be "
        "judged against them.\n\n";
-  o += "Each cell is the predicted time and the bottleneck unit (hbm, copy, tensor, fma, sfu, launch, or "
+  o += "Each cell is the predicted time and the bottleneck unit (hbm, copy, tensor, fma, sfu, smem, launch, or "
        "latency when no unit is busy half the time). Each hypothesis line gives the predicted speedup of the "
        "second variant over the first and the model's one-line reason.\n\n";
   o += "Profiles:";

@@ -43,6 +43,7 @@ const std::vector<ProfileField>& profile_fields() {
       {"mma_sync_fraction", "", "share of tensor peak reachable with warp-level mma.sync", &P::mma_sync_fraction},
       {"fma_lanes_per_clk", "lanes/clk", "FP32 FMA lanes per SM", &P::fma_lanes_per_clk},
       {"sfu_lanes_per_clk", "lanes/clk", "special-function (exp2) lanes per SM", &P::sfu_lanes_per_clk},
+      {"smem_bytes_per_clk", "B/clk", "shared-memory bandwidth per SM (LDS, STS, ldmatrix)", &P::smem_bytes_per_clk},
       {"fma_latency_cycles", "cycles", "dependent FFMA latency", &P::fma_latency_cycles},
       {"sync_latency_cycles", "cycles", "CTA barrier / mbarrier round trip", &P::sync_latency_cycles},
       {"launch_overhead_us", "us", "time per kernel launch in a stream", &P::launch_overhead_us},
@@ -120,7 +121,7 @@ void require_complete(const HardwareProfile& p, std::string_view origin) {
                         &HardwareProfile::max_ctas_per_sm, &HardwareProfile::hbm_bandwidth_GBps,
                         &HardwareProfile::l2_bandwidth_GBps, &HardwareProfile::sm_port_bytes_per_clk,
                         &HardwareProfile::tensor_bf16_TFLOPs, &HardwareProfile::fma_lanes_per_clk,
-                        &HardwareProfile::sfu_lanes_per_clk})
+                        &HardwareProfile::sfu_lanes_per_clk, &HardwareProfile::smem_bytes_per_clk})
     for (const auto& f : profile_fields())
       if (f.member == positive)
         OVERLAP_REQUIRE(p.*positive > 0, "{}: field '{}' must be positive", origin, f.name);

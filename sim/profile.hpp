@@ -40,6 +40,7 @@ struct HardwareProfile {
   double mma_sync_fraction = 0;   // share of the tensor peak reachable with warp-level mma.sync
   double fma_lanes_per_clk = 0;   // FP32 lanes per SM
   double sfu_lanes_per_clk = 0;   // exp2/rcp lanes per SM
+  double smem_bytes_per_clk = 0;  // shared-memory (LDS/STS/ldmatrix) bandwidth per SM
   double fma_latency_cycles = 0;  // dependent FFMA chain, per step
   double sync_latency_cycles = 0; // a CTA barrier / mbarrier round trip
   double launch_overhead_us = 0;

@@ -28,10 +28,10 @@ std::string format_prediction(const Prediction& p) {
   s += fmt::format("  bottleneck          {}\n", p.bottleneck);
   s += fmt::format("  load time hidden    {:.0f}%\n", 100 * p.load_hidden_fraction);
   s += "  busy fraction       ";
-  for (const char* u : {"hbm", "copy", "tensor", "fma", "sfu", "launch"})
+  for (const char* u : {"hbm", "copy", "tensor", "fma", "sfu", "smem", "launch"})
     s += fmt::format("{} {:.0f}%  ", u, 100 * (p.units.count(u) ? p.units.at(u) : 0.0));
   s += "\n  busy on SMs w/ work ";
-  for (const char* u : {"copy", "tensor", "fma", "sfu"})
+  for (const char* u : {"copy", "tensor", "fma", "sfu", "smem"})
     s += fmt::format("{} {:.0f}%  ", u, 100 * (p.units_active.count(u) ? p.units_active.at(u) : 0.0));
   s += fmt::format("(SM-time with CTAs: {:.0f}%)", 100 * p.sm_fill);
   s += "\n  why                 " + p.explanation + "\n";

@@ -79,6 +79,8 @@ Step parse_op(const Json& j, const Vars& vars, const HardwareProfile& hw, const 
             path == "warpgroup" ? TensorPath::Warpgroup : TensorPath::WarpMma, label);
   } else if (op == "fma" || op == "sfu") {
     s = run(op == "fma" ? Unit::Fma : Unit::Sfu, amount("ops"), label);
+  } else if (op == "smem") {
+    s = run(Unit::Smem, amount("bytes"), label);
   } else if (op == "delay") {
     s = delay(j.contains("cycles") ? amount("cycles") * hw.cycle_ns() : amount("ns"), label);
   } else if (op == "wait" || op == "arrive") {
@@ -87,10 +89,10 @@ Step parse_op(const Json& j, const Vars& vars, const HardwareProfile& hw, const 
     const int b = barrier_index(*barriers, j["barrier"].get<std::string>(), where);
     s = op == "wait" ? wait(b, 0, label) : arrive(b, 0);
   } else {
-    fail("{}: unknown op '{}' (known: load, store, mma, fma, sfu, delay, wait, arrive)", where, op);
+    fail("{}: unknown op '{}' (known: load, store, mma, fma, sfu, smem, delay, wait, arrive)", where, op);
   }
   if (j.value("async", false)) {
-    OVERLAP_REQUIRE(s.kind == StepKind::Run, "{}: only load/store/mma/fma/sfu can be async", where);
+    OVERLAP_REQUIRE(s.kind == StepKind::Run, "{}: only load/store/mma/fma/sfu/smem can be async", where);
     s.kind = StepKind::Issue;
   }
   if (j.contains("barrier") && op != "wait" && op != "arrive") {

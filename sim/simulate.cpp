@@ -5,7 +5,6 @@
 #include "sim/occupancy.hpp"
 
 namespace overlap::sim {
-
 KernelResult simulate_kernel(const HardwareProfile& hw, const KernelSpec& k, double start_ns,
                              std::vector<TraceEvent>* trace) {
   const Occupancy occ = occupancy(hw, k);
@@ -59,6 +58,7 @@ KernelResult simulate_kernel(const HardwareProfile& hw, const KernelSpec& k, dou
   r.tensor_flops = per_cta.tensor_flops * n;
   r.fma_ops = per_cta.fma_ops * n;
   r.sfu_ops = per_cta.sfu_ops * n;
+  r.smem_bytes = per_cta.smem_bytes * n;
   r.hbm_bytes = per_cta.hbm_bytes * n;
   r.load_bytes = per_cta.load_bytes * n;
   r.store_bytes = per_cta.store_bytes * n;

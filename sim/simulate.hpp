@@ -27,7 +27,7 @@ struct KernelResult {
   std::array<double, kUnitCount> busy_active{};  // the same over the SMs that had CTAs (the bottleneck)
   double sm_fill = 0;  // share of SM-time (after launch) in which an SM had CTAs
   double load_ns = 0, load_hidden_ns = 0;  // summed over SMs
-  double tensor_flops = 0, fma_ops = 0, sfu_ops = 0;
+  double tensor_flops = 0, fma_ops = 0, sfu_ops = 0, smem_bytes = 0;
   double hbm_bytes = 0, load_bytes = 0, store_bytes = 0;
 };
 

@@ -6,6 +6,8 @@
 // (recomputed by every V-block CTA), the decay mask, A V, q S_n and the state update.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "core/error.hpp"
 #include "cuda/gla/gla_tiling.hpp"
@@ -84,11 +86,199 @@ struct GlaKernelBase {
   }
 };
 
+// ---------------------------------------------------------------------------------------
+// Per-chunk work of the chunk kernel (cuda/gla/gla_chunk_kernel.cuh), counted from what its
+// warps execute, derived from the tiling so that it follows the kernel when the tiling
+// changes. Instruction mix per chunk (K=64, fused, counted from the source and checked
+// against the SASS of sm_90a, see sim/README.md "gla"):
+//   * every operand element of a gated GEMM is built by decayed_pair(): LDS.32 of the bf16
+//     pair, LDS.64 of its cumulative gates, LDS.64 of the anchor's (none for the chunk start),
+//     2 x MUFU.EX2, ~7 FP32/ALU instructions (unpack, subtract, multiply, pack). 560 such warp
+//     calls per chunk at K=64 (1120 at K=128): 35840 exp2 (model before: 24576) and ~360 KB of
+//     shared-memory reads per chunk, far above the tensor work.
+//   * B operands of S_n / V / the decayed keys come through ldmatrix.x4 (512 B per warp).
+//   * four __syncthreads split a chunk into phases: cumulative gate sums | decayed keys (all
+//     warps) | output warps' first half || state warps' diagonal blocks | output warps' A V ||
+//     state update. Inside a phase the two roles' warps run side by side; warp w sits on SM
+//     sub-partition w % 4 (one of 4 schedulers, each with a quarter of the SM's FP32, SFU and
+//     tensor pipes), so a phase lasts as long as its busiest sub-partition (output warp 3 has
+//     the most off-diagonal blocks); the shared-memory pipe is one per SM.
+// With 8 warps on an SM (one CTA) a scheduler has only 2 warps: the dependent chain LDS ->
+// FADD -> MUFU -> FMUL -> pack of a decayed pair is not hidden, so the pipes a phase uses are
+// charged one after the other (no overlap of SFU, shared memory, FP32 and tensor work inside
+// one phase; loads of the next chunk still overlap, through cp.async).
+constexpr int kSubPartitions = 4;          // SM sub-partitions (schedulers), Volta..Blackwell
+constexpr double kPairSmemBytes = 640;     // decayed_pair per warp: LDS.32 x + 2 x LDS.64 gates
+constexpr double kPairSmemNoAnchor = 384;  // anchor at the chunk start: no anchor gates read
+constexpr double kPairAluInstr = 7;        // unpack 2, subtract 2, multiply 2, pack 1
+constexpr double kLdsm4Bytes = 512;        // ldmatrix.x4: 4 8x8 bf16 matrices
+constexpr double kLds32Bytes = 128;        // one 32-bit shared load / store per lane
+constexpr double kMmaFlops = 2.0 * 16 * 8 * 16;  // one mma.sync m16n8k16
+
+// Work of one warp in one phase, in warp instructions / bytes.
+struct WarpWork {
+  double exp_pairs = 0;  // decayed_pair calls (2 MUFU.EX2 each)
+  double mufu = 0;       // other MUFU.EX2 warp instructions
+  double alu = 0;        // FP32/ALU warp instructions
+  double mma = 0;        // mma.sync m16n8k16
+  double smem = 0;       // shared-memory bytes (loads, stores, ldmatrix)
+  void pair(double n, bool anchor) {
+    exp_pairs += n;
+    alu += n * kPairAluInstr;
+    smem += n * (anchor ? kPairSmemBytes : kPairSmemNoAnchor);
+  }
+};
+
+enum class Pass { Fused, States, Outputs };
+
+// The steps of one barrier-separated phase: per-sub-partition pipes charged for the busiest
+// sub-partition (x4 = the SM-wide amount that takes as long), shared memory for the SM total.
+void add_phase(std::vector<Step>& to, const std::vector<WarpWork>& warps, bool balanced, TensorPath path,
+               const char* what) {
+  double sub[kSubPartitions][3] = {};  // sfu lanes, alu lanes, mma flops per sub-partition
+  double smem = 0, sfu_total = 0, alu_total = 0, mma_total = 0;
+  for (std::size_t w = 0; w < warps.size(); ++w) {
+    const WarpWork& x = warps[w];
+    const double sfu = 32 * (2 * x.exp_pairs + x.mufu), alu = 32 * x.alu, flops = x.mma * kMmaFlops;
+    auto& p = sub[w % kSubPartitions];
+    p[0] += sfu, p[1] += alu, p[2] += flops;
+    sfu_total += sfu, alu_total += alu, mma_total += flops, smem += x.smem;
+  }
+  double busiest[3] = {};
+  for (auto& p : sub)
+    for (int i = 0; i < 3; ++i) busiest[i] = std::max(busiest[i], p[i]);
+  const double sfu = balanced ? sfu_total : kSubPartitions * busiest[0];
+  const double alu = balanced ? alu_total : kSubPartitions * busiest[1];
+  const double flops = balanced ? mma_total : kSubPartitions * busiest[2];
+  const std::string w(what);
+  if (smem > 0) to.push_back(run(Unit::Smem, smem, w + ": shared memory"));
+  if (sfu > 0) to.push_back(run(Unit::Sfu, sfu, w + ": exp2"));
+  if (alu > 0) to.push_back(run(Unit::Fma, alu, w + ": fp32"));
+  if (flops > 0) to.push_back(mma(flops, Precision::Bf16, path, w + ": mma"));
+}
+
+// The per-chunk phases of one pass, for a CTA owning block_v columns of V at head dim K.
+// Returns {work on this chunk's data, work that needs the previous chunk's state}.
+std::pair<std::vector<Step>, std::vector<Step>> spec_form_steps(const gla::Tiling& t, Pass pass, double K,
+                                                                TensorPath path);
+
+std::pair<std::vector<Step>, std::vector<Step>> chunk_phases(const HardwareProfile& hw, const gla::Tiling& t, Pass pass,
+                                                             double K, TensorPath path) {
+  if (t.producer_warps > 0) return spec_form_steps(t, pass, K, path);
+  const int C = t.chunk, sub = t.subchunk;
+  const int out_warps = C / sub;                                      // one sub-chunk of rows each
+  const int warps = t.compute_warps > 0 ? t.compute_warps : 4 * t.consumer_warpgroups;
+  const int state_warps = std::max(warps - out_warps, 1);
+  const bool balanced = false;
+  const double kc = K / 16, nv = t.block_v / 16.0, m_tiles = K / 16 / state_warps;
+  std::vector<Step> compute, carried;
+
+  // Phase 1: cumulative gate sums in place (read + write C x K fp32, one add per element).
+  {
+    std::vector<WarpWork> w(warps);
+    for (auto& x : w) x.smem = 2.0 * C * K * 4 / warps, x.alu = 2.0 * C * K / 32 / warps;
+    add_phase(compute, w, true, path, "gate cumsum");
+  }
+  // Phase 2 (fused, states): keys decayed to the chunk's end, C*K/2 pairs over all warps,
+  // each pair also stored (STS.32).
+  if (pass != Pass::Outputs) {
+    std::vector<WarpWork> w(warps);
+    for (auto& x : w) x.pair(C * K / 2 / 32 / warps, true), x.smem += C * K / 2 / 32 / warps * kLds32Bytes;
+    add_phase(compute, w, true, path, "decay keys");
+  }
+  // Phase 3 (fused, outputs): output warp o: gated A left of its diagonal block (anchored at
+  // its first row; 2o n8-tiles) and (q 2^b) S_n through ldmatrix; state warp o: the diagonal
+  // 16x16 block by halving levels h = sub/2 .. 1 plus the diagonal itself.
+  if (pass != Pass::States) {
+    std::vector<WarpWork> w(warps);
+    for (int o = 0; o < out_warps; ++o) {
+      WarpWork& x = w[o];
+      if (o > 0) x.pair(kc * (4 + 2.0 * 2 * o), true), x.mma += kc * 2 * o;
+      x.pair(kc * 4, false);
+      x.smem += kc * nv * kLdsm4Bytes;
+      x.mma += kc * 2 * nv;
+    }
+    for (int o = 0; o < out_warps && out_warps + o < warps; ++o) {
+      WarpWork& x = w[out_warps + o];
+      for (int h = sub / 2; h >= 1; h /= 2) {
+        const double a_lo_plain = (h == 1 || h == sub / 2) ? 2 : 0, a_hi_plain = h == 1 ? 2 : 0;
+        x.pair(kc * ((2 - a_lo_plain) + (2 - a_hi_plain) + 2), true);
+        x.smem += kc * (a_lo_plain + a_hi_plain) * kLds32Bytes;
+        x.mma += kc;
+      }
+      x.smem += kc * 2 * 6 * kLds32Bytes;  // the diagonal: 4 A + 2 B plain pairs, two halves
+      x.mma += kc * 2;
+      x.smem += 2 * 4 * kLds32Bytes;  // scratch writes
+    }
+    add_phase(compute, w, balanced, path, "intra-chunk A, q S_n");
+  } else {
+    // States pass: the state warps write S_n (bf16) to global; counted with the stores.
+  }
+  // Phase 4: output warps: A V over key sub-chunks 0..o (ldmatrix of V); state warps: the
+  // state update kd^T V (ldmatrix of kd and V), decay of S by 2^{b_last}.
+  {
+    std::vector<WarpWork> w(warps);
+    if (pass != Pass::States)
+      for (int o = 0; o < out_warps; ++o) {
+        WarpWork& x = w[o];
+        x.smem += (o + 1) * nv * kLdsm4Bytes + 4 * 2 * kLds32Bytes;  // + diagonal block from scratch
+        x.mma += (o + 1) * 2 * nv;
+        x.alu += (o + 1) * 4 + 2 * nv * 2;  // pack A to bf16, scale + pack the output
+      }
+    std::vector<Step> state_steps;
+    if (pass != Pass::Outputs) {
+      std::vector<WarpWork> s(warps);
+      for (int o = 0; o < state_warps; ++o) {
+        WarpWork& x = s[out_warps + o < warps ? out_warps + o : o];
+        x.smem += C / 16.0 * m_tiles * (1 + nv) * kLdsm4Bytes;
+        x.mma += C / 16.0 * m_tiles * 2 * nv;
+        x.mufu += 2 * m_tiles;
+        x.alu += m_tiles * nv * 2 * 4;
+        if (pass == Pass::Fused) x.smem += m_tiles * nv * 2 * 2 * kLds32Bytes;  // S_n (bf16) to smem
+      }
+      // The state update runs beside the output warps' A V: one phase.
+      for (int i = 0; i < warps; ++i) {
+        w[i].smem += s[i].smem, w[i].mma += s[i].mma, w[i].mufu += s[i].mufu, w[i].alu += s[i].alu;
+      }
+    }
+    add_phase(pass == Pass::Outputs ? compute : carried, w, balanced, path,
+              pass == Pass::Outputs ? "A v" : "A v, state update");
+  }
+  // The CTA barriers between the phases (4 per chunk).
+  const int barriers = t.producer_warps > 0 ? 2 : 4;
+  (pass == Pass::Outputs ? compute : carried)
+      .push_back(delay(barriers * hw.sync_latency_cycles * hw.cycle_ns(), "CTA barriers"));
+  return {compute, carried};
+}
+
+// The planned pingpong kernel (TMA + wgmma, no CUDA code yet) keeps the per-chunk work of
+// SPEC's chunked form: its instruction mix is not known until it is written, and the counts
+// above describe the mma.sync kernel's code (decayed pairs built in registers), not a kernel
+// whose wgmma reads its operands from shared memory.
+std::pair<std::vector<Step>, std::vector<Step>> spec_form_steps(const gla::Tiling& t, Pass pass, double K,
+                                                                TensorPath path) {
+  const double C = t.chunk, bv = t.block_v, anchors = double(t.chunk) / t.subchunk;
+  if (pass == Pass::Fused)
+    return {{run(Unit::Fma, C * K, "gate cumsum"), run(Unit::Sfu, C * K * (anchors + 2), "exp gates"),
+             run(Unit::Fma, C * K * (anchors + 1), "gate q, k"), mma(2 * C * C * K, Precision::Bf16, path, "q k^T"),
+             run(Unit::Fma, C * C, "decay mask"), mma(2 * C * C * bv, Precision::Bf16, path, "A v")},
+            {mma(2 * C * K * bv, Precision::Bf16, path, "q S"), mma(2 * K * C * bv, Precision::Bf16, path, "state update"),
+             run(Unit::Fma, K * bv + C * bv, "decay state, add")}};
+  if (pass == Pass::States)
+    return {{run(Unit::Fma, C * K, "gate cumsum"), run(Unit::Sfu, C * K, "exp gates"), run(Unit::Fma, C * K, "gate k")},
+            {mma(2 * K * C * bv, Precision::Bf16, path, "state update"), run(Unit::Fma, K * bv, "decay state")}};
+  return {{run(Unit::Fma, C * K, "gate cumsum"), run(Unit::Sfu, C * K * (anchors + 2), "exp gates"),
+           run(Unit::Fma, C * K * (anchors + 1), "gate q, k"), mma(2 * C * C * K, Precision::Bf16, path, "q k^T"),
+           run(Unit::Fma, C * C, "decay mask"), mma(2 * C * C * bv, Precision::Bf16, path, "A v"),
+           mma(2 * C * K * bv, Precision::Bf16, path, "q S_n"), run(Unit::Fma, C * bv, "add")},
+          {}};
+}
+
 // Fused state carry: one pass per (b, h, V-block), S on chip, chunks in order.
 KernelSpec fused_kernel(const HardwareProfile& hw, Schedule s, const GlaDims& d) {
   const GlaKernelBase base(hw, s, StateCarry::Fused, d);
   const auto& t = base.t;
-  const double C = t.chunk, K = double(d.K), bv = t.block_v, anchors = double(t.chunk) / t.subchunk;
+  const double C = t.chunk, K = double(d.K), bv = t.block_v;
   const double v_blocks = double(d.V / t.block_v);
   KernelSpec k = base.shell(fmt::format("gla_{}_fused", schedule_name(s)), d.B * d.H * (d.V / t.block_v), d);
   TileLoop loop;
@@ -99,15 +289,7 @@ KernelSpec fused_kernel(const HardwareProfile& hw, Schedule s, const GlaDims& d)
   loop.loads.push_back(load(C * K * 2, 1.0 / v_blocks, base.engine, "load k"));
   loop.loads.push_back(load(C * K * kGateBytes, 1.0 / v_blocks, base.engine, "load g"));
   loop.loads.push_back(load(C * bv * 2, 1.0, base.engine, "load v"));
-  loop.compute = {run(Unit::Fma, C * K, "gate cumsum"),
-                  run(Unit::Sfu, C * K * (anchors + 2), "exp gates"),
-                  run(Unit::Fma, C * K * (anchors + 1), "gate q, k"),
-                  mma(2 * C * C * K, Precision::Bf16, base.path, "q k^T"),
-                  run(Unit::Fma, C * C, "decay mask"),
-                  mma(2 * C * C * bv, Precision::Bf16, base.path, "A v")};
-  loop.carried = {mma(2 * C * K * bv, Precision::Bf16, base.path, "q S"),
-                  mma(2 * K * C * bv, Precision::Bf16, base.path, "state update"),
-                  run(Unit::Fma, K * bv + C * bv, "decay state, add")};
+  std::tie(loop.compute, loop.carried) = chunk_phases(hw, t, Pass::Fused, K, base.path);
   loop.stores = {store(C * bv * 2, base.engine, "store o")};
   loop.async_stores = base.engine == CopyEngine::Tma;
   if (d.h0) loop.prologue.push_back(load(K * bv * 4, 1.0, base.engine, "load h0"));
@@ -121,7 +303,7 @@ KernelSpec fused_kernel(const HardwareProfile& hw, Schedule s, const GlaDims& d)
 std::vector<KernelSpec> materialized_kernels(const HardwareProfile& hw, Schedule s, const GlaDims& d) {
   const GlaKernelBase base(hw, s, StateCarry::Materialized, d);
   const auto& t = base.t;
-  const double C = t.chunk, K = double(d.K), bv = t.block_v, anchors = double(t.chunk) / t.subchunk;
+  const double C = t.chunk, K = double(d.K), bv = t.block_v;
   const double v_blocks = double(d.V / t.block_v);
   const std::int64_t chunks = (d.T + t.chunk - 1) / t.chunk;
 
@@ -130,10 +312,10 @@ std::vector<KernelSpec> materialized_kernels(const HardwareProfile& hw, Schedule
   a.tiles = int(chunks);
   a.loads = {load(C * K * 2, 1.0 / v_blocks, base.engine, "load k"), load(C * K * kGateBytes, 1.0 / v_blocks, base.engine, "load g"),
              load(C * bv * 2, 1.0, base.engine, "load v")};
-  a.compute = {run(Unit::Fma, C * K, "gate cumsum"), run(Unit::Sfu, C * K, "exp gates"), run(Unit::Fma, C * K, "gate k")};
-  a.carried = {mma(2 * K * C * bv, Precision::Bf16, base.path, "state update"), run(Unit::Fma, K * bv, "decay state")};
-  a.stores = {store(K * bv * 4, base.engine, "store S_n")};
-  a.async_stores = true;  // the state is written from shared memory and not waited for
+  std::tie(a.compute, a.carried) = chunk_phases(hw, t, Pass::States, K, base.path);
+  // The entry state S_n is written as bf16 (the operand the output GEMM reads).
+  a.stores = {store(K * bv * 2, base.engine, "store S_n")};
+  a.async_stores = true;  // the state is written from registers and not waited for
   if (d.h0) a.prologue.push_back(load(K * bv * 4, 1.0, base.engine, "load h0"));
   if (d.hT) a.epilogue.push_back(store(K * bv * 4, base.engine, "store hT"));
   build_tile_loop(states, a, base.schedule());
@@ -142,21 +324,20 @@ std::vector<KernelSpec> materialized_kernels(const HardwareProfile& hw, Schedule
   // prefetches across the chunks of its group, each chunk reading its S_n back.
   const std::int64_t groups = (chunks + t.chunks_per_cta - 1) / t.chunks_per_cta;
   KernelSpec out = base.shell(fmt::format("gla_{}_output", schedule_name(s)), d.B * d.H * groups * (d.V / t.block_v), d);
+  // The output pass keeps no state in registers: where two CTAs' shared memory fits an SM the
+  // kernel is compiled for two CTAs per SM (__launch_bounds__(256, 2): at most 128 registers).
+  if (t.producer_warps == 0) {
+    const std::int64_t smem_cap = std::int64_t(hw.smem_per_cta_KiB * 1024);
+    if (2 * out.smem_bytes <= smem_cap) out.regs_per_cta = regs_for_warps(t.compute_warps, 128);
+  }
   TileLoop b;
   b.tiles = int(std::min<std::int64_t>(t.chunks_per_cta, chunks));
   b.loads.push_back(load(C * K * 2, 1.0 / v_blocks, base.engine, "load q"));
   b.loads.push_back(load(C * K * 2, 1.0 / v_blocks, base.engine, "load k"));
   b.loads.push_back(load(C * K * kGateBytes, 1.0 / v_blocks, base.engine, "load g"));
   b.loads.push_back(load(C * bv * 2, 1.0, base.engine, "load v"));
-  b.loads.push_back(load(K * bv * 4, 1.0, base.engine, "load S_n"));
-  b.compute = {run(Unit::Fma, C * K, "gate cumsum"),
-               run(Unit::Sfu, C * K * (anchors + 2), "exp gates"),
-               run(Unit::Fma, C * K * (anchors + 1), "gate q, k"),
-               mma(2 * C * C * K, Precision::Bf16, base.path, "q k^T"),
-               run(Unit::Fma, C * C, "decay mask"),
-               mma(2 * C * C * bv, Precision::Bf16, base.path, "A v"),
-               mma(2 * C * K * bv, Precision::Bf16, base.path, "q S_n"),
-               run(Unit::Fma, C * bv, "add")};
+  b.loads.push_back(load(K * bv * 2, 1.0, base.engine, "load S_n"));
+  b.compute = chunk_phases(hw, t, Pass::Outputs, K, base.path).first;
   b.stores = {store(C * bv * 2, base.engine, "store o")};
   b.async_stores = base.engine == CopyEngine::Tma;
   build_tile_loop(out, b, base.schedule());

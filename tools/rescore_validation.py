@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Re-predict every row of a validation report.json with the current model, no GPU needed.
+
+    tools/rescore_validation.py REPORT_JSON OVERLAP_BINARY [--hw PROFILE]
+
+The measured times stay as measured; only the predictions are redone, with
+`OVERLAP_BINARY predict --json --hw PROFILE --workload W --variant V --shape S`. Prints, per
+row, the measured time, the old and new prediction and error, then the median and maximum
+|error| old and new, and the speedup-sign check of every pair whose measured speedup exceeds
+5% (as `overlap validate` reports it). Error = predicted / measured - 1.
+"""
+import json
+import statistics
+import subprocess
+import sys
+
+
+def predict(binary, hw, workload, variant, shape):
+    out = subprocess.run([binary, "predict", "--json", "--hw", hw, "--workload", workload, "--variant", variant,
+                          "--shape", shape], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    report_path, binary = argv[1], argv[2]
+    with open(report_path) as f:
+        report = json.load(f)
+    hw = report.get("profile", "H100")
+    if "--hw" in argv:
+        hw = argv[argv.index("--hw") + 1]
+    rows = [r for r in report["rows"] if r.get("passed") and r.get("measured_us")]
+    old_err, new_err, new_time = [], [], {}
+    print(f"report {report_path} ({report.get('gpu', '?')}, {report.get('date', '?')}), profile {hw}")
+    print(f"{'variant':<26} {'shape':<38} {'meas us':>9} {'old us':>9} {'old err':>8} {'new us':>9} {'new err':>8}  bottleneck")
+    for r in rows:
+        p = predict(binary, hw, r["workload"], r["variant"], r["shape"])
+        m, old, new = r["measured_us"], r["predicted_us"], p["time_us"]
+        eo, en = old / m - 1, new / m - 1
+        old_err.append(abs(eo))
+        new_err.append(abs(en))
+        new_time[(r["workload"], r["shape"], r["variant"])] = new
+        print(f"{r['variant']:<26} {r['shape']:<38} {m:9.1f} {old:9.1f} {100 * eo:+7.1f}% {new:9.1f} {100 * en:+7.1f}%  "
+              f"{p.get('bottleneck', '?')}")
+    print()
+    print(f"rows: {len(rows)}")
+    print(f"median |error|: old {100 * statistics.median(old_err):.1f}%  new {100 * statistics.median(new_err):.1f}%")
+    print(f"max |error|:    old {100 * max(old_err):.1f}%  new {100 * max(new_err):.1f}%")
+    right = total = 0
+    for pair in report.get("pairs", []):
+        key_b = (pair.get("workload", "gla"), pair["shape"], pair["baseline"])
+        key_c = (pair.get("workload", "gla"), pair["shape"], pair["candidate"])
+        measured = pair.get("measured_speedup")
+        if measured is None or key_b not in new_time or key_c not in new_time or abs(measured - 1) <= 0.05:
+            continue
+        predicted = new_time[key_b] / new_time[key_c]
+        total += 1
+        right += (predicted > 1) == (measured > 1)
+    if total:
+        print(f"speedup signs right (|measured-1| > 5%): new {right} / {total}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
