@@ -5,6 +5,8 @@
 #   run.log, calibrated.json, validation/{report.md,report.json,plot.svg},
 #   validation-calibrated/{report.md,report.json}
 #   bash tools/device/validate_run.sh [extra validate arguments]
+# With SKIP_CALIBRATE=1 it only validates with the built-in profile (shorter; a calibrated
+# profile can be scored later against the same measurements with tools/rescore_validation.py).
 set -o pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT"
@@ -17,9 +19,12 @@ B=build-validate
 { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVERLAP_BUILD_TESTS=OFF -DOVERLAP_BUILD_BENCH=OFF &&
   ninja -C "$B" -j "$(nproc)" overlap; } >>"$log" 2>&1 || { tail -40 "$log"; echo "build failed"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee -a "$log"
-"$B/app/overlap" calibrate --out "$OUT/calibrated.json" 2>&1 | tee -a "$log"
+if [[ -z ${SKIP_CALIBRATE:-} ]]; then
+  "$B/app/overlap" calibrate --out "$OUT/calibrated.json" 2>&1 | tee -a "$log"
+fi
 "$B/app/overlap" validate --out "$OUT/validation" "$@" 2>&1 | tee -a "$log" | grep -v "^\[" | tail -70
 status=$?
+[[ -n ${SKIP_CALIBRATE:-} ]] && exit $status
 "$B/app/overlap" validate --hw "$OUT/calibrated.json" --out "$OUT/validation-calibrated" "$@" >>"$log" 2>&1
 rm -f "$OUT/validation-calibrated/plot.svg"
 grep -A3 "^## Summary" "$OUT/validation-calibrated/report.md"
