@@ -2,6 +2,7 @@
 // The registry of variant models: for each workload x variant, what it is, whether it can run
 // a shape on a GPU (CUTLASS's can_implement), and the kernel launches it consists of.
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,32 @@ const std::vector<VariantModel>& all_variant_models();
 // Throws "unknown variant 'x' of workload 'w' (known: ...)" / "unknown workload".
 const VariantModel& find_variant_model(std::string_view workload, std::string_view variant);
 std::vector<std::string> workload_names();  // gla, linrnn, projchain, dualgemm
+
+// Models of a workload whose variants are the values of an enum, each with a name and a
+// description, sharing one cannot_run(variant, hw, shape) and one build(variant, hw, shape).
+template <class Variant>
+struct EnumVariant {
+  Variant variant;
+  const char* name;
+  const char* description;
+};
+template <class Variant, class CannotRun, class Build>
+std::vector<VariantModel> enum_variant_models(std::string_view workload,
+                                              std::initializer_list<EnumVariant<Variant>> variants,
+                                              CannotRun cannot_run, Build build) {
+  std::vector<VariantModel> out;
+  for (const EnumVariant<Variant>& e : variants) {
+    VariantModel m;
+    m.workload = std::string(workload);
+    m.name = e.name;
+    m.description = e.description;
+    const Variant v = e.variant;
+    m.cannot_run = [v, cannot_run](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(v, hw, s); };
+    m.build = [v, build](const HardwareProfile& hw, const ShapeArgs& s) { return build(v, hw, s); };
+    out.push_back(std::move(m));
+  }
+  return out;
+}
 
 // One vector per workload file (sim/models/*_model.cpp).
 std::vector<VariantModel> gla_variant_models();

@@ -216,23 +216,16 @@ std::string cannot_run(Variant v, const HardwareProfile& hw, const ShapeArgs& sh
 }  // namespace
 
 std::vector<VariantModel> linrnn_variant_models() {
-  const std::pair<Variant, std::pair<const char*, const char*>> list[] = {
-      {Variant::ThreeKernel, {"three_kernel", "GEMM, scan kernel, gate kernel; u, a, z, h through HBM"}},
-      {Variant::SemiFused, {"semi_fused", "library GEMM, then one scan + gate kernel"}},
-      {Variant::FullFused, {"full_fused", "one kernel, per-timestep vector-matrix products on FMA pipes"}},
-      {Variant::ChunkFused, {"chunk_fused", "one kernel, per-chunk tensor-core GEMM then scan, h carried"}},
-  };
-  std::vector<VariantModel> out;
-  for (const auto& [v, text] : list) {
-    VariantModel m;
-    m.workload = "linrnn";
-    m.name = text.first;
-    m.description = text.second;
-    m.cannot_run = [v = v](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(v, hw, s); };
-    m.build = [v = v](const HardwareProfile& hw, const ShapeArgs& s) { return build(v, hw, s); };
-    out.push_back(std::move(m));
-  }
-  return out;
+  return enum_variant_models<Variant>(
+      "linrnn",
+      {
+          {Variant::ThreeKernel, "three_kernel", "GEMM, scan kernel, gate kernel; u, a, z, h through HBM"},
+          {Variant::SemiFused, "semi_fused", "library GEMM, then one scan + gate kernel"},
+          {Variant::FullFused, "full_fused", "one kernel, per-timestep vector-matrix products on FMA pipes"},
+          {Variant::ChunkFused, "chunk_fused", "one kernel, per-chunk tensor-core GEMM then scan, h carried"},
+      },
+      [](Variant v, const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(v, hw, s); },
+      [](Variant v, const HardwareProfile& hw, const ShapeArgs& s) { return build(v, hw, s); });
 }
 
 }  // namespace overlap::sim

@@ -123,23 +123,16 @@ std::string cannot_run(Variant v, const HardwareProfile& hw, const ShapeArgs& sh
 }  // namespace
 
 std::vector<VariantModel> projchain_variant_models() {
-  const std::pair<Variant, std::pair<const char*, const char*>> list[] = {
-      {Variant::Unfused, {"unfused", "5 GEMMs + 3 activation kernels (8 launches)"}},
-      {Variant::WideGemm, {"wide_gemm", "1 GEMM on the concatenated weight + 3 activation kernels"}},
-      {Variant::EpilogueFused, {"epilogue_fused", "1 GEMM, activations and per-head L2 norm in the epilogue"}},
-      {Variant::ClusterFused, {"cluster_fused", "1 GEMM with half-head tiles, L2-norm partials exchanged in a cluster"}},
-  };
-  std::vector<VariantModel> out;
-  for (const auto& [v, text] : list) {
-    VariantModel m;
-    m.workload = "projchain";
-    m.name = text.first;
-    m.description = text.second;
-    m.cannot_run = [v = v](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(v, hw, s); };
-    m.build = [v = v](const HardwareProfile& hw, const ShapeArgs& s) { return build(v, hw, s); };
-    out.push_back(std::move(m));
-  }
-  return out;
+  return enum_variant_models<Variant>(
+      "projchain",
+      {
+          {Variant::Unfused, "unfused", "5 GEMMs + 3 activation kernels (8 launches)"},
+          {Variant::WideGemm, "wide_gemm", "1 GEMM on the concatenated weight + 3 activation kernels"},
+          {Variant::EpilogueFused, "epilogue_fused", "1 GEMM, activations and per-head L2 norm in the epilogue"},
+          {Variant::ClusterFused, "cluster_fused", "1 GEMM with half-head tiles, L2-norm partials exchanged in a cluster"},
+      },
+      [](Variant v, const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(v, hw, s); },
+      [](Variant v, const HardwareProfile& hw, const ShapeArgs& s) { return build(v, hw, s); });
 }
 
 }  // namespace overlap::sim
