@@ -6,18 +6,12 @@
 
 #include "core/error.hpp"
 #include "sim/api.hpp"
+#include "tests/sim/sim_test_support.hpp"
 
 namespace overlap::sim {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_support::error_of;
 
 class BuiltinProfile : public ::testing::TestWithParam<std::string> {};
 

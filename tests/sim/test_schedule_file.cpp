@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "sim/api.hpp"
+#include "tests/sim/sim_test_support.hpp"
 #include "sim/expr.hpp"
 #include "sim/schedule_file.hpp"
 
@@ -21,14 +22,7 @@ ShapeArgs gla_shape(std::int64_t T, std::int64_t head_dim = 128) {
   return s;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_support::error_of;
 
 class ExampleSchedule : public ::testing::TestWithParam<std::string> {};
 

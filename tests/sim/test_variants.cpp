@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "sim/api.hpp"
+#include "tests/sim/sim_test_support.hpp"
 #include "sim/variants.hpp"
 
 namespace overlap::sim {
@@ -96,14 +97,7 @@ INSTANTIATE_TEST_SUITE_P(All, EveryVariant,
                                   std::get<1>(std::get<1>(info.param));
                          });
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_support::error_of;
 
 TEST(Variants, EveryWorkloadHasItsSpecVariants) {
   for (const char* v : {"sequential_fused", "sequential_materialized", "pipelined_fused", "pipelined_materialized",
