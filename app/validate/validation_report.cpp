@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "core/statistics.hpp"
+
 namespace overlap::app {
 namespace {
 
@@ -29,13 +31,6 @@ bool differ_in_one_word(const std::string& a, const std::string& b) {
 
 SpeedupPair make_pair(const ValidationRow& a, const ValidationRow& b) {
   return {a.workload, a.shape, a.variant, b.variant, a.measured_us / b.measured_us, a.predicted_us / b.predicted_us};
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
@@ -86,7 +81,7 @@ ValidationSummary summarize(const std::vector<ValidationRow>& rows, const std::v
     ++s.timed;
     errors.push_back(std::fabs(r.error()));
   }
-  s.median_abs_error = median_of(errors);
+  s.median_abs_error = median(errors);
   s.max_abs_error = errors.empty() ? 0 : *std::max_element(errors.begin(), errors.end());
   for (const auto& p : pairs) {
     if (!p.counted()) continue;

@@ -4,13 +4,6 @@
 
 namespace overlap::gpu {
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 L2Flusher::L2Flusher() {
   int device = 0, l2_bytes = 0;
   OVERLAP_CUDA_CHECK(cudaGetDevice(&device));

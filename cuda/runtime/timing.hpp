@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/statistics.hpp"
 #include "runtime/device_buffer.hpp"
 
 namespace overlap::gpu {
@@ -38,7 +39,5 @@ class L2Flusher {
 // run: flush L2, event, launch, event. Returns the median over all runs of all sets.
 TimingResult time_launches(const std::function<void(int set, cudaStream_t)>& launch, int sets,
                            const TimingOptions& options = {}, cudaStream_t stream = nullptr);
-
-double median(std::vector<double> values);
 
 }  // namespace overlap::gpu
