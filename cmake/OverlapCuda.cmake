@@ -18,6 +18,17 @@ if(OVERLAP_ENABLE_CUDA)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     find_package(CUDAToolkit REQUIRED)
     set(OVERLAP_HAVE_CUDA ON)
+    # CUTLASS / CuTe headers (header-only; tools/fetch_cutlass.sh puts them in .deps/).
+    set(OVERLAP_CUTLASS_INCLUDE "${CMAKE_CURRENT_LIST_DIR}/../.deps/cutlass/include" CACHE PATH
+        "CUTLASS include directory (holds cute/ and cutlass/)")
+    if(NOT EXISTS "${OVERLAP_CUTLASS_INCLUDE}/cute/tensor.hpp")
+      message(FATAL_ERROR "overlap: CUTLASS headers not found at ${OVERLAP_CUTLASS_INCLUDE}; "
+                          "run tools/fetch_cutlass.sh (tools/install_deps.sh does)")
+    endif()
+    if(NOT TARGET overlap_cutlass)
+      add_library(overlap_cutlass INTERFACE)
+      target_include_directories(overlap_cutlass SYSTEM INTERFACE "${OVERLAP_CUTLASS_INCLUDE}")
+    endif()
     message(STATUS "overlap: CUDA kernels enabled (${CMAKE_CUDA_COMPILER}, arch ${CMAKE_CUDA_ARCHITECTURES})")
   else()
     message(STATUS "overlap: no CUDA compiler found; building CPU parts only")

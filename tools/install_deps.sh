@@ -22,3 +22,10 @@ if ! python3 -c "import safetensors, numpy" 2>/dev/null; then
   echo "install_deps: installing python packages safetensors, numpy"
   python3 -m pip install -q safetensors numpy 2>&1 | grep -v -i "warning: running pip as" || true
 fi
+
+# CUTLASS / CuTe headers (the sm_90 GEMM mainloops under some CUDA kernels) from the
+# `nvidia-cutlass` wheel on the Python package index, unpacked into the git-ignored .deps/.
+# Only needed where nvcc exists; tools/device/deps.sh unpacks the same wheel on the GPU machine.
+if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  bash "$(dirname "$0")/fetch_cutlass.sh"
+fi

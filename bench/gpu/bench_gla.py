@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Times every gla variant beside its peers, in one run, on the same inputs.
 
-    python3 bench/gpu/bench_gla.py --lib BUILD/cuda/liboverlap_cuda_capi.so [--out results.json]
+    python3 bench/gpu/bench_gla.py --lib BUILD/cuda/gla/liboverlap_gla_capi.so [--out results.json]
 
 Per shape (B, T, H, K, V) it times: each overlap variant (through the C entry point
 overlap_gla_forward), flash-linear-attention `chunk_gla` forward (bf16, same q, k, v, g),
