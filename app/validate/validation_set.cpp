@@ -13,6 +13,20 @@ std::vector<std::string> validation_shapes(const std::string& workload, bool qui
         "B=4,T=512,H=32,K=64,V=64", "B=4,T=2048,H=32,K=64,V=64", "B=4,T=8192,H=32,K=64,V=64",
         "B=4,T=2048,H=16,K=128,V=128", "B=1,T=4096,H=8,K=64,V=64"};
   }
+  if (workload == "linrnn") {
+    if (quick) return {"B=4,T=2048,d=256,dv=64"};
+    return {// issue 6's goal shapes: SPEC's reference shape and the large projection
+            "B=4,T=2048,d=256,dv=64", "B=8,T=4096,d=1024,dv=1024",
+            // SPEC's batch-16 sweep over length
+            "B=16,T=512,d=256,dv=64", "B=16,T=1024,d=256,dv=64", "B=16,T=2048,d=256,dv=64",
+            "B=16,T=4096,d=256,dv=64"};
+  }
+  if (workload == "projchain") {
+    if (quick) return {"B=4,T=512,d=2048,H=16,dk=128"};
+    return {// SPEC's reference shape, then the B=4 sweep where the fusion crossover lies
+            "B=8,T=4096,d=2048,H=16,dk=128", "B=4,T=512,d=2048,H=16,dk=128", "B=4,T=1024,d=2048,H=16,dk=128",
+            "B=4,T=2048,d=2048,H=16,dk=128", "B=4,T=4096,d=2048,H=16,dk=128"};
+  }
   return {};
 }
 
