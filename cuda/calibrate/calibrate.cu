@@ -2,6 +2,8 @@
 //   copy bandwidth  - a 16-byte-per-thread grid-stride copy of 2 x 1 GiB (and cudaMemcpy D2D),
 //                     bytes read + written over the median time;
 //   tensor rate     - cuBLAS bf16 GEMM 8192^3 (fp32 accumulation) on random data, median;
+//   L2 bandwidth    - every SM reading a 16 MiB L2-resident buffer with L1-bypassing loads;
+//   SM port         - one CTA reading an L2-resident buffer, bytes per SM clock (clock64);
 //   launch overhead - back-to-back empty kernels on one stream, time per launch;
 //   load latency    - one thread chasing a random cyclic permutation of cache lines with
 //                     L1-bypassing loads, in a 512 MiB buffer (DRAM) and a 4 MiB one (L2).
@@ -45,6 +47,32 @@ __global__ void fill_random_bf16(__nv_bfloat16* x, std::size_t n, unsigned seed)
 }
 
 __global__ void empty_kernel() {}
+
+// Reads src[0, n) `reps` times per block with L1-bypassing 16-byte loads, four independent
+// loads in flight per thread so that latency does not cap one SM's rate. Blocks start at
+// different offsets so they do not walk the L2 slices in lockstep. Block 0's thread 0 records
+// the clock64 cycles its block took.
+__global__ void l2_read(const int4* __restrict__ src, std::size_t n, int reps, int* sink, long long* cycles) {
+  const long long t0 = clock64();
+  int acc = 0;
+  const std::size_t start = (std::size_t(blockIdx.x) * 977 * 4) % n;
+  const std::size_t step = std::size_t(blockDim.x) * 4;
+  for (int r = 0; r < reps; ++r)
+    for (std::size_t base = threadIdx.x; base + 3 * blockDim.x < n; base += step) {
+      int4 v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        std::size_t j = start + base + std::size_t(u) * blockDim.x;
+        if (j >= n) j -= n;
+        v[u] = __ldcg(&src[j]);
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+  __syncthreads();
+  if (acc == 0x7e57ab1e) *sink = acc;  // keeps the loads; never true for the fill pattern
+  if (blockIdx.x == 0 && threadIdx.x == 0) *cycles = clock64() - t0;
+}
 
 __global__ void pointer_chase(const unsigned* __restrict__ next, unsigned start, int steps,
                               unsigned* sink, long long* cycles) {
@@ -106,6 +134,52 @@ MeasuredField measure_bf16_tensor_rate(int repeats) {
   return {"tensor_bf16_TFLOPs", 2.0 * n * n * double(n) / (us * 1e6),
           fmt::format("measured by overlap calibrate: cuBLAS bf16 GEMM {0}x{0}x{0}, fp32 accumulation, random "
                       "data, median of {1} runs ({2:.1f} us)", n, repeats, us)};
+}
+
+// Times `launch` without flushing L2 between runs (the buffer is meant to stay resident).
+double time_l2_resident_us(const std::function<void(cudaStream_t)>& launch, int repeats) {
+  TimingOptions options;
+  options.warmup = 2;
+  options.runs_per_set = repeats;
+  options.flush_l2 = false;
+  return time_launches([&](int, cudaStream_t s) { launch(s); }, 1, options).median_us;
+}
+
+std::vector<MeasuredField> measure_l2_and_sm_port(int repeats) {
+  constexpr std::size_t bytes = std::size_t(16) << 20;  // well inside H100's 50 MB L2
+  const std::size_t n = bytes / sizeof(int4);
+  DeviceBuffer buf(bytes), sink(sizeof(int)), cycles(sizeof(long long));
+  OVERLAP_CUDA_CHECK(cudaMemset(buf.get(), 0x5a, bytes));
+  int sms = 0;
+  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  constexpr int reps = 4;
+  const int blocks = 2 * sms;
+  const double all_us = time_l2_resident_us(
+      [&](cudaStream_t s) { l2_read<<<blocks, 1024, 0, s>>>(buf.as<int4>(), n, reps, sink.as<int>(), cycles.as<long long>()); },
+      repeats);
+  OVERLAP_CUDA_CHECK(cudaGetLastError());
+  const double l2_GBps = double(bytes) * reps * blocks / (all_us * 1e3);
+
+  // One CTA alone: the L2 -> SM port. A quarter of the buffer, read many times.
+  const std::size_t n_one = n / 4;
+  constexpr int reps_one = 16;
+  l2_read<<<1, 1024>>>(buf.as<int4>(), n_one, reps_one, sink.as<int>(), cycles.as<long long>());
+  std::vector<double> per_clk;
+  for (int r = 0; r < std::max(3, repeats / 2); ++r) {
+    l2_read<<<1, 1024>>>(buf.as<int4>(), n_one, reps_one, sink.as<int>(), cycles.as<long long>());
+    OVERLAP_CUDA_CHECK(cudaGetLastError());
+    long long c = 0;
+    cycles.download(&c, sizeof(c));  // synchronizes
+    per_clk.push_back(double(n_one) * sizeof(int4) * reps_one / double(c));
+  }
+  return {{"l2_bandwidth_GBps", l2_GBps,
+           fmt::format("measured by overlap calibrate: {} CTAs x 1024 threads each reading a 16 MiB L2-resident "
+                       "buffer {} times with ld.global.cg, median of {} runs ({:.1f} us)",
+                       blocks, reps, repeats, all_us)},
+          {"sm_port_bytes_per_clk", median(per_clk),
+           fmt::format("measured by overlap calibrate: one CTA of 1024 threads reading a 4 MiB L2-resident buffer "
+                       "{} times with ld.global.cg (4 loads in flight per thread), bytes per clock64 cycle, "
+                       "median of {}", reps_one, per_clk.size())}};
 }
 
 MeasuredField measure_launch_overhead() {
@@ -180,6 +254,7 @@ Calibration calibrate_device(const CalibrateOptions& options) {
   cal.fields.push_back({"hbm_capacity_GB", static_cast<double>(prop.totalGlobalMem) / 1e9, "measured by overlap calibrate: cudaGetDeviceProperties totalGlobalMem"});
   cal.fields.push_back(measure_copy_bandwidth(options.repeats));
   cal.fields.push_back(measure_bf16_tensor_rate(options.repeats));
+  for (auto& f : measure_l2_and_sm_port(options.repeats)) cal.fields.push_back(std::move(f));
   cal.fields.push_back(measure_launch_overhead());
   cal.fields.push_back({"dram_latency_cycles", chase_cycles_per_load(std::size_t(512) << 20, 20000),
                         "measured by overlap calibrate: dependent __ldcg pointer chase over 512 MiB of random "
