@@ -5,9 +5,10 @@
 
 Per shape (B, T, H, K, V) it times: each overlap variant (through the C entry point
 overlap_gla_forward), flash-linear-attention `chunk_gla` forward (bf16, same q, k, v, g),
-PyTorch SDPA causal attention at the same shape, and the hardware floor: the bytes that must
-move (q, k, v, g read once, o written once) over the device-to-device copy bandwidth measured
-in this run. Timing: warm-up, CUDA events around each call, L2 flushed before each call,
+PyTorch SDPA causal attention at the same shape, and the hardware floor: the larger of the
+bytes that must move (q, k, v, g read once, o written once) over the device-to-device copy
+bandwidth and the chunked form's tensor-core FLOPs over a large bf16 matmul's rate, both
+measured in this run. Timing: warm-up, CUDA events around each call, L2 flushed before each call,
 median of many calls, rotating over several random input sets (never zeros). Before timing,
 each variant's o is compared with chunk_gla's (relative Frobenius error) so a broken kernel
 cannot post a time.
@@ -95,6 +96,21 @@ def copy_bandwidth(flush):
     return 2 * n / (ms * 1e-3)
 
 
+def tensor_rate(flush):
+    """bf16 tensor-core rate in FLOP/s: a large torch matmul (fp32 accumulation), same method."""
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    ms, _, _ = time_calls(lambda i: torch.matmul(a, b), 1, 20, 5, flush)
+    return 2 * n ** 3 / (ms * 1e-3)
+
+
+def min_flops(B, T, H, K, V, C=64):
+    """Tensor-core FLOPs the chunked form cannot avoid at chunk C: per token and head, the causal
+    half of q k^T and of A v (C (K + V)), the inter-chunk q S and the state update (2 x 2KV)."""
+    return B * T * H * (C * (K + V) + 4 * K * V)
+
+
 def rel_error(out, ref):
     return (out.float() - ref.float()).norm().item() / max(ref.float().norm().item(), 1e-30)
 
@@ -123,24 +139,30 @@ def main():
 
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")  # 5x the H100's 50 MB L2
     bw = copy_bandwidth(flush)
+    rate = tensor_rate(flush)
     props = torch.cuda.get_device_properties(0)
     report = {"gpu": props.name, "sms": props.multi_processor_count,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "torch": torch.__version__, "copy_bandwidth_GBps": bw / 1e9, "command": " ".join(sys.argv),
+              "torch": torch.__version__, "copy_bandwidth_GBps": bw / 1e9,
+              "bf16_matmul_TFLOPs": rate / 1e12, "command": " ".join(sys.argv),
               "shapes": []}
     if chunk_gla is not None:
         import fla
         report["fla"] = fla.__version__
-    print(f"# {props.name}, copy bandwidth {bw / 1e9:.0f} GB/s (read+write)", flush=True)
+    print(f"# {props.name}, copy bandwidth {bw / 1e9:.0f} GB/s (read+write), bf16 matmul {rate / 1e12:.0f} TFLOP/s",
+          flush=True)
 
     for shape in shapes:
         B, T, H, K, V = shape
         scale = K ** -0.5
         sets = [make_inputs(shape, 1000 + i) for i in range(INPUT_SETS)]
         floor_bytes = B * T * H * (2 * K + 2 * K + 4 * K + 2 * V + 2 * V)
-        floor_ms = floor_bytes / bw * 1e3
+        flops = min_flops(B, T, H, K, V)
+        # The floor is the larger of the two: bytes over copy bandwidth, FLOPs over tensor rate.
+        bytes_ms, flops_ms = floor_bytes / bw * 1e3, flops / rate * 1e3
+        floor_ms = max(bytes_ms, flops_ms)
         entry = {"shape": dict(B=B, T=T, H=H, K=K, V=V), "floor_ms": floor_ms, "floor_bytes": floor_bytes,
-                 "rows": []}
+                 "floor_bytes_ms": bytes_ms, "floor_flops": flops, "floor_flops_ms": flops_ms, "rows": []}
         ref_o = None
         if chunk_gla is not None:
             ref_o = [chunk_gla(*s, scale=scale)[0] for s in sets]
@@ -217,7 +239,8 @@ def print_table(entry, flush=False):
     rows = {r["name"]: r for r in entry["rows"]}
     seq = rows.get("sequential_fused", {}).get("ms")
     fla_ms = rows.get("fla_chunk_gla", {}).get("ms")
-    print(f"\n## B={s['B']} T={s['T']} H={s['H']} K={s['K']} V={s['V']}  floor {entry['floor_ms']:.3f} ms")
+    print(f"\n## B={s['B']} T={s['T']} H={s['H']} K={s['K']} V={s['V']}  floor {entry['floor_ms']:.3f} ms "
+          f"(bytes {entry['floor_bytes_ms']:.3f} ms, FLOPs {entry['floor_flops_ms']:.3f} ms)")
     print("| kernel | median ms | floor/time | vs sequential_fused | vs chunk_gla | rel err vs fla |")
     print("|---|---|---|---|---|---|")
     for r in entry["rows"]:

@@ -62,8 +62,6 @@ GlaVariant parse_gla_variant(std::string_view name) {
 
 std::optional<std::string> gla_cannot_implement(GlaVariant v, const gla::GlaShape& s) {
   const std::string name = gla_variant_name(v);
-  if (v.schedule == Schedule::Pingpong)
-    return name + ": the pingpong (TMA + wgmma) kernel is not implemented yet";
   if (s.K != 64 && s.K != 128) return name + ": K = " + std::to_string(s.K) + " not supported (K must be 64 or 128)";
   const gla::Tiling t = gla::tiling_for(v.schedule, v.carry, static_cast<int>(s.K), static_cast<int>(s.V));
   if (s.V % t.block_v != 0 || s.V > 256)
@@ -71,6 +69,20 @@ std::optional<std::string> gla_cannot_implement(GlaVariant v, const gla::GlaShap
   if (s.B < 1 || s.T < 1 || s.H < 1) return name + ": B, T, H must be at least 1";
   if (s.H > 65535 || s.B > 65535) return name + ": H and B must be at most 65535 (grid limits)";
   if (s.T > INT_MAX / 2) return name + ": T = " + std::to_string(s.T) + " too large (at most 2^30)";
+  if (v.schedule == Schedule::Pingpong) {
+    // TMA, wgmma and setmaxnreg: sm_90a only (the library is built for nothing else, but a
+    // caller on another GPU gets a reason rather than a launch failure).
+    int device = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
+        (major != 9 || minor != 0))
+      return name + ": needs an sm_90 GPU (TMA, wgmma, setmaxnreg); this one is sm_" + std::to_string(major) +
+             std::to_string(minor);
+    // One (b, h, v-block) slice per consumer warpgroup: at most 2^31 work units.
+    if (s.B * s.H * (s.V / t.block_v) * ((s.T + t.chunk - 1) / t.chunk) > INT_MAX)
+      return name + ": B * H * V/64 * T/64 too large";
+  }
   return std::nullopt;
 }
 
@@ -113,13 +125,17 @@ void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, C
   p.scale = static_cast<float>(s.scale > 0 ? s.scale : 1.0 / std::sqrt(static_cast<double>(s.K)));
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
   if (v.carry == StateCarry::Fused) {
-    check_cuda(gla_launch::fused(p, t.stages, stream), "fused kernel launch", v);
+    check_cuda(v.schedule == Schedule::Pingpong ? gla_launch::pingpong_fused(p, stream)
+                                                : gla_launch::fused(p, t.stages, stream),
+               "fused kernel launch", v);
     return;
   }
   void* scratch = a.workspace;
   if (!scratch) check_cuda(cudaMallocAsync(&scratch, gla_workspace_bytes(v, s), cs), "workspace allocation", v);
   p.states = scratch;
-  const int launched = gla_launch::materialized(p, t.stages, t.chunks_per_cta, stream);
+  const int launched = v.schedule == Schedule::Pingpong
+                           ? gla_launch::pingpong_materialized(p, t.chunks_per_cta, stream)
+                           : gla_launch::materialized(p, t.stages, t.chunks_per_cta, stream);
   if (!a.workspace) check_cuda(cudaFreeAsync(scratch, cs), "workspace release", v);
   check_cuda(launched, "materialized kernels launch", v);
 }

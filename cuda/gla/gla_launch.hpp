@@ -21,5 +21,8 @@ struct Problem {
 // stages: 1 = sequential, 2 = pipelined. chunks_per_cta: the output kernel's chunk group.
 int fused(const Problem& p, int stages, CUstream_st* stream);
 int materialized(const Problem& p, int stages, int chunks_per_cta, CUstream_st* stream);
+// The pingpong schedule (gla_pingpong_launch.cu): TMA producer, two wgmma consumer warpgroups.
+int pingpong_fused(const Problem& p, CUstream_st* stream);
+int pingpong_materialized(const Problem& p, int chunks_per_cta, CUstream_st* stream);
 
 }  // namespace overlap::cuda::gla_launch

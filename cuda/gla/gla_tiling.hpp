@@ -47,17 +47,45 @@ struct Tiling {
 
   // Bytes of one load-ring stage: q, k (C x K bf16), v (C x block_v bf16), g (C x K fp32,
   // turned into its in-chunk cumulative sum in place) and the bf16 copy of the chunk's entry
-  // state S_n (K x block_v) that the inter-chunk GEMM reads.
+  // state S_n (K x block_v) that the inter-chunk GEMM reads. The pingpong kernel's stages are
+  // filled by TMA, which cannot pad rows: they are dense (128-byte swizzled instead), and only
+  // the materialized carry's output pass brings S_n with the chunk.
   constexpr std::size_t stage_bytes(int K) const {
+    if (schedule == Schedule::Pingpong)
+      return std::size_t(chunk) * K * 2 * 2 + std::size_t(chunk) * block_v * 2 + std::size_t(chunk) * K * 4 +
+             (carry == StateCarry::Materialized ? std::size_t(K) * block_v * 2 : 0);
     return std::size_t(chunk) * padded_bf16(K) * 2 * 2 + std::size_t(chunk) * padded_bf16(block_v) * 2 +
            std::size_t(chunk) * padded_f32(K) * 4 + std::size_t(K) * padded_bf16(block_v) * 2;
   }
-  // Bytes of shared memory per CTA for head dims K, V: the load ring, the decayed keys
-  // k_j * e^{b_last - b_j} (C x K bf16, A operand of the state update), one 16x16 fp32 tile
-  // per 16-row block for the diagonal blocks of the intra-chunk attention matrix, and one
-  // float per thread for the cumulative sum's part totals. The fp32 state lives in registers.
+  // Pingpong, materialized carry (each consumer warpgroup walks its own work unit): what a
+  // consumer keeps to itself besides its stages: the decayed keys (C x K bf16, B operand of
+  // the intra-chunk GEMM, then A of the state update), one 16x16 fp32 diagonal block per warp
+  // and 128 floats for the cumulative sum's part totals.
+  // Pingpong, fused carry (the two consumers split one slice's chunk loop by role, buffers
+  // double-buffered between them): two copies of the decayed keys, of the bf16 state S_n the
+  // inter-chunk GEMM reads (K x block_v) and of the four diagonal blocks, and the totals.
+  constexpr std::size_t consumer_private_bytes(int K) const {
+    if (carry == StateCarry::Fused)
+      return (2 * (std::size_t(chunk) * K * 2 + std::size_t(K) * block_v * 2 + std::size_t(chunk / 16) * 16 * 16 * 4) +
+              128 * 4) / consumer_warpgroups;
+    return std::size_t(chunk) * K * 2 + std::size_t(chunk / 16) * 16 * 16 * 4 + 128 * 4;
+  }
+  // mbarriers of the pingpong kernels: a full and an empty one per stage, and for the fused
+  // carry two of each hand-off between the roles (prepared chunk, diagonal blocks, S_n, G1
+  // done, output done).
+  constexpr std::size_t barrier_bytes() const {
+    return 8 * (2 * std::size_t(stages) + (carry == StateCarry::Fused ? 10 : 0));
+  }
+  // Bytes of shared memory per CTA for head dims K, V. Sequential / pipelined: the load
+  // ring, the decayed keys k_j * e^{b_last - b_j} (C x K bf16, A operand of the state update),
+  // one 16x16 fp32 tile per 16-row block for the diagonal blocks of the intra-chunk attention
+  // matrix, and one float per thread for the cumulative sum's part totals. Pingpong: the ring,
+  // the consumers' buffers, the mbarriers, and 1 KB to align the ring to the 1024 bytes the
+  // 128-byte swizzle needs. The fp32 state lives in registers.
   constexpr std::size_t smem_bytes(int K, int V) const {
-    (void)V;  // V is split into block_v-wide CTAs
+    (void)V;  // V is split into block_v-wide slices
+    if (schedule == Schedule::Pingpong)
+      return stage_bytes(K) * stages + consumer_private_bytes(K) * consumer_warpgroups + barrier_bytes() + 1024;
     const std::size_t decayed_keys = std::size_t(chunk) * padded_bf16(K) * 2;
     const std::size_t diag = std::size_t(chunk / 16) * 16 * 16 * 4;
     const std::size_t scan_totals = std::size_t(threads()) * 4;
@@ -65,12 +93,15 @@ struct Tiling {
   }
 };
 
+// Registers per thread the pingpong kernels' producer warpgroup keeps after setmaxnreg.dec
+// (their consumers get max_regs_per_thread): 4 x 32 x 24 + 8 x 32 x 240 = 64512 <= 65536.
+inline constexpr int kPingpongProducerRegs = 24;
+
 // The tiling each named variant uses at head dims K, V (both in {64, 128} on Hopper).
 // Sequential and pipelined: 8 warps. Output warps 0-3 each own 16 rows (one anchoring
 // sub-chunk) of the chunk; state warps 4-7 build the diagonal 16x16 blocks of the intra-chunk
 // matrix and own K/4 rows of the state each.
 constexpr Tiling tiling_for(Schedule schedule, StateCarry carry, int K, int V) {
-  (void)K;
   const int block_v = 64;
   (void)V;
   switch (schedule) {
@@ -78,8 +109,14 @@ constexpr Tiling tiling_for(Schedule schedule, StateCarry carry, int K, int V) {
       return {schedule, carry, 64, 16, block_v, 1, 0, 0, 8, 255, 4};
     case Schedule::Pipelined:
       return {schedule, carry, 64, 16, block_v, 2, 0, 0, 8, 255, 4};
-    case Schedule::Pingpong:  // planned; no kernel yet (cuda/gla/gla_forward.hpp refuses it)
-      return {schedule, carry, 64, 16, block_v, 2, 1, 2, 0, 240, 4};
+    case Schedule::Pingpong:
+      // A producer warpgroup (setmaxnreg works per warpgroup; one thread issues the TMA loads)
+      // and two consumer warpgroups; 4 stages at K = 64, 2 at K = 128 (227 KB of shared
+      // memory). Fused carry: the consumers split one slice's chunk loop by role and the ring
+      // serves that slice. Materialized carry: each consumer walks its own work unit with
+      // half the ring, or the whole ring where the launcher gives a CTA a single unit (no
+      // more units than SMs).
+      return {schedule, carry, 64, 16, block_v, K == 64 ? 4 : 2, 4, 2, 0, 240, 4};
   }
   return {};
 }

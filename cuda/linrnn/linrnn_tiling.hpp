@@ -26,18 +26,24 @@ constexpr ProjectionGemm projection_gemm_for(int compute_capability) {
   return {128, 128, 32, 2, 8, false, 232};
 }
 
-// The scan kernels (ThreeKernel's scan, SemiFused's scan+gate): a CTA owns `channels_per_cta`
-// channels of one batch row and walks T in chunks that are loaded whole (double-buffered).
-// All `threads` do the chunk's elementwise math (sigmoid, silu) in parallel over timesteps;
-// one warp (a lane per channel) then walks the dependent chain in registers.
+// The scan kernels (ThreeKernel's scan, SemiFused's scan+gate) and ChunkFused's scan phase share
+// one chunk-parallel design: a CTA owns one (batch row, chunk of `chunk_t` timesteps, block of
+// `channels_per_cta` channels) tile, never all of T. The chunk is loaded whole into shared
+// memory as (a, b = (1-a) u) pairs; each of the `segments` thread groups composes a contiguous
+// run of chunk_t/segments steps in registers (one thread per channel and segment), the
+// segment aggregates compose into the chunk's (A, B), and the chunks' carries combine through
+// a decoupled look-back (CUB's single-pass scan: publish the aggregate, then the inclusive h,
+// with flags; tile order from an atomic counter so every predecessor is already running).
+// A second pass over the chunk applies the carry-in and writes y (or h).
 struct ScanTiling {
-  int channels_per_cta;  // = 32: one warp lane per channel for the chain
+  int channels_per_cta;  // = 64: 2 warps of one thread per channel publish and look back
   int threads;
-  int chunk_t;           // timesteps loaded per stage
-  int stages;
+  int chunk_t;           // timesteps per tile
+  int segments;          // threads / channels_per_cta: serial runs of chunk_t/segments steps
+  int stages;            // 1: each tile loads its chunk once (parallelism comes from the tiles)
   int max_regs_per_thread;
 };
-constexpr ScanTiling scan_tiling() { return {32, 128, 64, 2, 64}; }
+constexpr ScanTiling scan_tiling() { return {64, 256, 64, 4, 1, 64}; }
 
 // ThreeKernel's gate kernel y = h * silu(z): a plain elementwise kernel.
 struct ElementwiseTiling {
@@ -55,17 +61,44 @@ struct FullFusedTiling {
 };
 constexpr FullFusedTiling full_fused_tiling() { return {32, 128, 128, 96 * 1024}; }
 
-// ChunkFused: a CTA owns `block_dv` channels of one batch row and walks T in chunks.
+// ChunkFused: a CTA owns one (batch row, chunk of `chunk_t` timesteps, `block_dv` channels)
+// tile, like the scan kernels, and first computes that tile's projection on tensor cores
+// (mma.sync m16n8k16, bf16 in, fp32 accumulate): the x chunk [chunk_t, d] times the W columns
+// of its channels gathered as [u | a | z] (N = 3 * block_dv), streamed through a cp.async ring
+// of `stages` d-slices of `tile_k`. The warps split the tile warps_m x (warps / warps_m) so
+// that each thread's accumulators hold u, a_pre and z of the same (timestep, channel); the
+// epilogue turns them into (a, b, silu(z)) in shared memory (aliasing the ring) and runs the
+// scan tiling above. No weight re-layout: the gather happens in the cp.async addresses.
 struct ChunkFusedTiling {
-  int chunk_t;   // rows of the per-chunk GEMM (64 = one wgmma M)
-  int block_dv;  // channels per CTA (GEMM N = 3 * block_dv)
-  int tile_k;    // d-slice per load
+  int chunk_t;   // GEMM M: timesteps per tile
+  int block_dv;  // channels per tile (GEMM N = 3 * block_dv)
+  int tile_k;    // d-slice per ring stage
   int stages;
   int warps;
+  int warps_m;   // warps along the timesteps; warps / warps_m along the channels
   int max_regs_per_thread;
-  int w_resident_max_bytes;  // W slice resident if at most this AND the layout fits the GPU's
-                             // shared memory; else x and W stream in tile_k slices
+  int segments;  // scan segments (threads / block_dv)
+  constexpr int threads() const { return 32 * warps; }
+  // Shared memory: the ring, reused by the scan's (a, b, silu z) fp32 arrays (rows padded to
+  // block_dv + 4 floats), plus the segment aggregates and the carry-in.
+  constexpr int ring_bytes() const { return stages * (chunk_t * tile_k + tile_k * 3 * block_dv) * 2; }
+  constexpr int scan_bytes() const { return 3 * chunk_t * (block_dv + 4) * 4; }
+  constexpr int smem_bytes() const {
+    return (ring_bytes() > scan_bytes() ? ring_bytes() : scan_bytes()) + (2 * segments + 1) * block_dv * 4 + 16;
+  }
 };
-constexpr ChunkFusedTiling chunk_fused_tiling() { return {64, 32, 64, 2, 4, 168, 96 * 1024}; }
+// Short chunks where tiles are few (small B*T*dv: more CTAs to fill the GPU), long ones at
+// large shapes (the W slice is re-read from L2 once per chunk; 128 rows halve that traffic).
+// 32 is a tuning point (OVERLAP_LINRNN_CHUNK_T=32): twice the CTAs of 64 at small shapes.
+constexpr ChunkFusedTiling chunk_fused_tiling(int chunk_t = 64) {
+  return chunk_t == 128  ? ChunkFusedTiling{128, 64, 64, 2, 8, 2, 128, 4}
+         : chunk_t == 32 ? ChunkFusedTiling{32, 64, 64, 3, 8, 2, 128, 4}
+                         : ChunkFusedTiling{64, 64, 64, 3, 8, 2, 128, 4};
+}
+// The chunk length the kernel runs for a shape: 128 once 64-step tiles would exceed four per SM.
+constexpr int chunk_fused_chunk_t(long long B, long long T, long long dv, int sms = 132) {
+  const long long tiles64 = B * ((T + 63) / 64) * ((dv + 63) / 64);
+  return tiles64 > 4LL * sms ? 128 : 64;
+}
 
 }  // namespace overlap::linrnn

@@ -38,6 +38,17 @@ struct GpuVariant {
       run;
 };
 
+// The device pointer of tensor `name`, or null when the set has no such tensor (an optional
+// input such as h0, or an output the shape does not ask for).
+inline const void* device_ptr(const DeviceTensors& t, const std::string& name) {
+  auto it = t.find(name);
+  return it == t.end() ? nullptr : it->second.buffer.get();
+}
+inline void* device_ptr(DeviceTensors& t, const std::string& name) {
+  auto it = t.find(name);
+  return it == t.end() ? nullptr : it->second.buffer.get();
+}
+
 // Every compiled variant of every workload, in a stable order.
 const std::vector<GpuVariant>& gpu_variants();
 

@@ -1,9 +1,61 @@
-// linrnn's kernels as validation variants. No linrnn kernel is compiled yet (issue 6), so the
-// list is empty and `overlap validate` reports linrnn as having nothing to measure.
+// linrnn's kernels (cuda/linrnn/linrnn_forward.hpp) as validation variants.
+#include <memory>
+
+#include "linrnn/linrnn_forward.hpp"
+#include "runtime/cuda_check.hpp"
 #include "validate/gpu_variant.hpp"
 
 namespace overlap::gpu {
+namespace {
 
-std::vector<GpuVariant> linrnn_gpu_variants() { return {}; }
+const void* ptr(const DeviceTensors& t, const char* name) {
+  auto it = t.find(name);
+  return it == t.end() ? nullptr : it->second.buffer.get();
+}
+
+void* ptr(DeviceTensors& t, const char* name) {
+  auto it = t.find(name);
+  return it == t.end() ? nullptr : it->second.buffer.get();
+}
+
+}  // namespace
+
+std::vector<GpuVariant> linrnn_gpu_variants() {
+  std::vector<GpuVariant> out;
+  for (const linrnn::Variant v : cuda::all_linrnn_variants()) {
+    GpuVariant gv;
+    gv.workload = "linrnn";
+    gv.name = cuda::linrnn_variant_name(v);
+    gv.cannot_implement = [v](const ShapeArgs& args) {
+      return cuda::linrnn_cannot_implement(v, linrnn::LinrnnShape::from_args(args));
+    };
+    gv.output_dtype = [](const std::string& output) { return output == "y" ? DType::BF16 : DType::F32; };
+    // Workspace (look-back flags, and the projection for the cuBLAS variants), allocated and
+    // zero-filled once, regrown on demand, so timed runs measure the kernels and not an
+    // allocation.
+    auto workspace = std::make_shared<DeviceBuffer>();
+    gv.run = [v, workspace](const ShapeArgs& args, const DeviceTensors& in, DeviceTensors& outs, cudaStream_t stream) {
+      const linrnn::LinrnnShape shape = linrnn::LinrnnShape::from_args(args);
+      OVERLAP_REQUIRE(in.at("x").dtype == DType::BF16 && in.at("W").dtype == DType::BF16,
+                      "linrnn kernels take x and W as BF16, the vectors hold {} and {}",
+                      dtype_name(in.at("x").dtype), dtype_name(in.at("W").dtype));
+      cuda::LinrnnDeviceArgs a;
+      a.x = ptr(in, "x");
+      a.W = ptr(in, "W");
+      a.h0 = static_cast<const float*>(ptr(in, "h0"));
+      a.y = ptr(outs, "y");
+      a.hT = static_cast<float*>(ptr(outs, "hT"));
+      const std::size_t need = cuda::linrnn_workspace_bytes(v, shape);
+      if (need > workspace->bytes()) {
+        *workspace = DeviceBuffer(need);
+        OVERLAP_CUDA_CHECK(cudaMemsetAsync(workspace->get(), 0, need, stream));
+      }
+      a.workspace = need ? workspace->get() : nullptr;
+      cuda::linrnn_forward(v, a, shape, stream);
+    };
+    out.push_back(std::move(gv));
+  }
+  return out;
+}
 
 }  // namespace overlap::gpu

@@ -62,10 +62,10 @@ struct GlaKernelBase {
     k.ctas = ctas;
     k.threads_per_cta = t.threads();
     // Warp-specialized kernels rebalance registers with setmaxnreg: the tiling's budget is the
-    // consumers'; the producer warp drops to kProducerRegsPerThread.
+    // consumers'; the producer warpgroup drops to the kernel's gla::kPingpongProducerRegs.
     k.regs_per_cta = t.producer_warps > 0
                          ? regs_for_warps(4 * t.consumer_warpgroups, t.max_regs_per_thread) +
-                               regs_for_warps(t.producer_warps, kProducerRegsPerThread)
+                               regs_for_warps(t.producer_warps, gla::kPingpongProducerRegs)
                          : regs_for_warps(t.compute_warps, t.max_regs_per_thread);
     k.smem_bytes = std::int64_t(t.smem_bytes(int(d.K), int(d.V)));
     return k;
@@ -251,10 +251,11 @@ std::pair<std::vector<Step>, std::vector<Step>> chunk_phases(const HardwareProfi
   return {compute, carried};
 }
 
-// The planned pingpong kernel (TMA + wgmma, no CUDA code yet) keeps the per-chunk work of
-// SPEC's chunked form: its instruction mix is not known until it is written, and the counts
-// above describe the mma.sync kernel's code (decayed pairs built in registers), not a kernel
-// whose wgmma reads its operands from shared memory.
+// The pingpong kernels (TMA + wgmma, cuda/gla/gla_pingpong_*.cuh) are modelled with the
+// per-chunk work of SPEC's chunked form, as registered in docs/predictions.md before they were
+// written; the counts above describe the mma.sync kernel's code. The measured kernels build
+// most operands element-wise in registers as well (docs/results/gla_h100.md), which this
+// model does not count.
 std::pair<std::vector<Step>, std::vector<Step>> spec_form_steps(const gla::Tiling& t, Pass pass, double K,
                                                                 TensorPath path) {
   const double C = t.chunk, bv = t.block_v, anchors = double(t.chunk) / t.subchunk;

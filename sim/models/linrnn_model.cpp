@@ -27,8 +27,10 @@ LinrnnDims dims(const ShapeArgs& s) {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-CopyEngine async_engine(const HardwareProfile& hw) { return hw.copy_engine; }
-TensorPath mma_path(const HardwareProfile& hw) { return hw.has_wgmma() ? TensorPath::Warpgroup : TensorPath::WarpMma; }
+// chunk_fused's ring is filled with cp.async (no TMA) where the GPU has it.
+CopyEngine cp_async_engine(const HardwareProfile& hw) {
+  return hw.copy_engine == CopyEngine::Tma ? CopyEngine::CpAsync : hw.copy_engine;
+}
 
 // x[B*T, d] @ W[d, 3 dv] -> u, a_pre, z (bf16) in HBM.
 KernelSpec projection(const HardwareProfile& hw, const LinrnnDims& d) {
@@ -48,25 +50,38 @@ KernelSpec projection(const HardwareProfile& hw, const LinrnnDims& d) {
   return gemm_kernel(hw, g);
 }
 
-// A scan kernel: T walked in chunks loaded whole (double-buffered), elementwise math by all
-// warps, the dependent chain by one warp in registers. `inputs` tensors of 2 bytes per element are read per step;
-// `outputs` of `out_bytes` are written.
+// The decoupled look-back of one tile: publish the aggregate, poll a window of predecessors'
+// flags, fetch their aggregates, publish the inclusive h: about three dependent L2 round trips
+// (more only when a predecessor has not published yet, which the engine does not model).
+Step look_back(const HardwareProfile& hw) {
+  return delay(3 * hw.l2_latency_cycles * hw.cycle_ns(), "look-back across chunks");
+}
+
+// The in-chunk scan of a tile: each thread composes chunk_t/segments steps twice (aggregate,
+// then the steps with the carry-in applied), a dependent FMA chain each.
+Step chunk_scan(const HardwareProfile& hw, int chunk_t, int segments) {
+  return delay(2.0 * chunk_t / segments * hw.fma_latency_cycles * hw.cycle_ns(), "scan chain (two passes)");
+}
+
+// A scan kernel: one CTA per (batch row, chunk of chunk_t steps, 64 channels) tile, its chunk
+// loaded whole, elementwise math by all threads, the two-level scan in registers and shared
+// memory, carries across chunks by look-back. `inputs` tensors of 2 bytes per element are read
+// per step; `outputs` of `out_bytes` are written.
 KernelSpec scan_kernel(const HardwareProfile& hw, const LinrnnDims& d, std::string name, int inputs,
                        double out_bytes, double sfu_per_step, double fma_per_step) {
   const auto t = linrnn::scan_tiling();
   KernelSpec k;
   k.name = std::move(name);
-  k.ctas = d.B * ceil_div(d.dv, t.channels_per_cta);
+  k.ctas = d.B * ceil_div(d.T, t.chunk_t) * ceil_div(d.dv, t.channels_per_cta);
   k.threads_per_cta = t.threads;
   k.regs_per_cta = regs_for_warps(t.threads / 32, t.max_regs_per_thread);
   const double ch = t.channels_per_cta, ct = t.chunk_t;
-  k.smem_bytes = std::int64_t(t.stages * inputs * ct * ch * 2);
+  k.smem_bytes = std::int64_t(3 * ct * (ch + 4) * 4);
   TileLoop loop;
-  loop.tiles = int(ceil_div(d.T, t.chunk_t));
-  for (int i = 0; i < inputs; ++i) loop.loads.push_back(load(ct * ch * 2, 1.0, async_engine(hw), "load chunk"));
-  loop.compute = {run(Unit::Sfu, ct * ch * sfu_per_step, "sigmoid / silu"), run(Unit::Fma, ct * ch * fma_per_step, "elementwise")};
-  loop.carried = {delay(ct * hw.fma_latency_cycles * hw.cycle_ns(), "scan chain")};
-  loop.stores = {store(ct * ch * out_bytes, async_engine(hw), "store chunk")};
+  for (int i = 0; i < inputs; ++i) loop.loads.push_back(load(ct * ch * 2, 1.0, CopyEngine::LdSt, "load chunk"));
+  loop.compute = {run(Unit::Sfu, ct * ch * sfu_per_step, "sigmoid / silu"), run(Unit::Fma, ct * ch * fma_per_step, "elementwise"),
+                  chunk_scan(hw, t.chunk_t, t.segments), look_back(hw)};
+  loop.stores = {store(ct * ch * out_bytes, CopyEngine::LdSt, "store chunk")};
   LoopSchedule sch;
   sch.stages = t.stages;
   sch.compute_warps = t.threads / 32;
@@ -124,54 +139,30 @@ KernelSpec full_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   return k;
 }
 
-// One kernel: per chunk of timesteps a tensor-core GEMM (x chunk @ W slice), then the scan
-// over the chunk carrying h between chunks.
+// One kernel, one CTA per (batch row, chunk of chunk_t steps, block_dv channels) tile: the
+// tile's projection on tensor cores (x chunk and the W columns of its channels streamed
+// through the cp.async ring in tile_k slices), then the same scan and look-back as the scan
+// kernels, with the projection never leaving the SM.
 KernelSpec chunk_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
-  const auto t = linrnn::chunk_fused_tiling();
+  const auto t = linrnn::chunk_fused_tiling(linrnn::chunk_fused_chunk_t(d.B, d.T, d.dv, int(hw.sm_count)));
   KernelSpec k;
   k.name = "linrnn_chunk_fused";
-  const std::int64_t dv_blocks = ceil_div(d.dv, t.block_dv);
-  k.ctas = d.B * dv_blocks;
-  k.threads_per_cta = 32 * t.warps;
+  const std::int64_t dv_blocks = ceil_div(d.dv, t.block_dv), chunks = ceil_div(d.T, t.chunk_t);
+  k.ctas = d.B * chunks * dv_blocks;
+  k.threads_per_cta = t.threads();
   k.regs_per_cta = regs_for_warps(t.warps, t.max_regs_per_thread);
-  const double C = t.chunk_t, n = 3.0 * t.block_dv, w_bytes = double(d.d) * n * 2;
-  // W stays resident when it is small enough and the whole layout fits the GPU's shared
-  // memory; otherwise x and W stream through the ring in d-slices.
-  const auto layout = [&](bool resident_w) {
-    const double x_stage = C * (resident_w ? double(d.d) : double(t.tile_k)) * 2;
-    const double w_stage = resident_w ? 0 : double(t.tile_k) * n * 2;
-    return t.stages * (x_stage + w_stage) + (resident_w ? w_bytes : 0) + C * n * 4;
-  };
-  const bool resident = w_bytes <= t.w_resident_max_bytes && layout(true) <= hw.smem_per_cta_KiB * 1024;
-  const double x_stage = C * (resident ? double(d.d) : double(t.tile_k)) * 2;
-  const double w_stage = resident ? 0 : double(t.tile_k) * n * 2;
-  k.smem_bytes = std::int64_t(layout(resident));
+  k.smem_bytes = t.smem_bytes();
+  const double C = t.chunk_t, n = 3.0 * t.block_dv;
   TileLoop loop;
-  const CopyEngine e = async_engine(hw);
-  if (resident) {
-    loop.tiles = int(ceil_div(d.T, t.chunk_t));
-    loop.prologue = {load(w_bytes, 1.0 / double(d.B), e, "load W slice")};
-    loop.loads = {load(x_stage, 1.0 / double(dv_blocks), e, "load x chunk")};
-    loop.compute = {mma(2 * C * double(d.d) * n, Precision::Bf16, mma_path(hw), "x W")};
-  } else {
-    // W slice streamed with x in d-slices; the scan runs once per chunk (every k-slices).
-    const std::int64_t kt = ceil_div(d.d, t.tile_k);
-    loop.tiles = int(ceil_div(d.T, t.chunk_t) * kt);
-    loop.loads = {load(x_stage, 1.0 / double(dv_blocks), e, "load x slice"),
-                  load(w_stage, 1.0 / double(d.B), e, "load W slice")};
-    loop.compute = {mma(2 * C * double(t.tile_k) * n, Precision::Bf16, mma_path(hw), "x W (slice)")};
-  }
-  const int every = resident ? 1 : int(ceil_div(d.d, t.tile_k));
-  auto per_chunk = [&](Step s) {
-    s.every = every;
-    s.phase = every - 1;
-    return s;
-  };
-  loop.compute.push_back(per_chunk(run(Unit::Sfu, C * t.block_dv * 4, "sigmoid, silu")));
-  loop.compute.push_back(per_chunk(run(Unit::Fma, C * t.block_dv * 6, "gate math")));
-  loop.carried = {per_chunk(delay(C * hw.fma_latency_cycles * hw.cycle_ns(), "scan chain"))};
-  loop.stores = {per_chunk(store(C * t.block_dv * 2, e, "store y chunk"))};
-  loop.async_stores = e == CopyEngine::Tma;
+  // k-slices of one tile; the x chunk is read from HBM once (its channel blocks run side by
+  // side and share it in L2), W's slices stay in L2.
+  loop.tiles = int(ceil_div(d.d, t.tile_k));
+  loop.loads = {load(C * t.tile_k * 2, 1.0 / double(dv_blocks), cp_async_engine(hw), "load x slice"),
+                load(t.tile_k * n * 2, 0.0, cp_async_engine(hw), "load W slice (L2)")};
+  loop.compute = {mma(2 * C * double(t.tile_k) * n, Precision::Bf16, TensorPath::WarpMma, "x W (slice)")};
+  loop.epilogue = {run(Unit::Sfu, C * t.block_dv * 4, "sigmoid, silu"), run(Unit::Fma, C * t.block_dv * 6, "gate math"),
+                   chunk_scan(hw, t.chunk_t, t.segments), look_back(hw),
+                   store(C * t.block_dv * 2, CopyEngine::LdSt, "store y chunk")};
   LoopSchedule sch;
   sch.stages = t.stages;
   sch.compute_warps = t.warps;

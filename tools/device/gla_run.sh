@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # One GPU session for the gla kernels, in one call: build, GPU tests, compute-sanitizer on
 # small shapes, then the benchmark beside its peers. Logs go to $OUT (or out/).
-#   bash tools/device/gla_run.sh [tests|bench|ncu|all|all_ncu]
+#   bash tools/device/gla_run.sh [tests|bench|ncu|all|all_ncu|ncu_pp|tests_ncu_pp]
+# Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
+# SANITIZER_TIMEOUT, BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_gla.py arguments),
+# BENCH2_ARGS / BENCH2_ENV (a second benchmark pass with environment variables, e.g.
+# OVERLAP_GLA_PINGPONG_FUSED=paired), NCU_SHAPE / NCU_VARIANT (ncu_pp).
 set -o pipefail
 what=${1:-all}
 OUT=${OUT:-out}
@@ -13,20 +17,32 @@ set +e
 tail -3 "$OUT/build.log"
 B=${OVERLAP_BUILD:-build-device}
 status=0
-if [[ $what == tests || $what == all || $what == all_ncu ]]; then
-  "$B/tests_cuda/gla/test_cuda_gla" --gtest_brief=1 2>&1 | tee "$OUT/tests.log" | tail -40 || status=1
+if [[ $what == tests || $what == all || $what == all_ncu || $what == tests_ncu_pp ]]; then
+  # Time limits keep a hung kernel (a lost mbarrier phase) from eating the device budget.
+  timeout ${TEST_TIMEOUT:-120} "$B/tests_cuda/gla/test_cuda_gla" >"$OUT/tests.log" 2>&1
+  rc=$?
+  echo "test_cuda_gla: exit $rc"
+  [[ $rc == 124 ]] && tail -5 "$OUT/tests.log"  # the test that hung
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]|rel_error \] pingpong|Failure|Expected" "$OUT/tests.log" | tail -60
+  grep -q "^\[  PASSED  \]" "$OUT/tests.log" && ! grep -q "^\[  FAILED  \]" "$OUT/tests.log" || status=1
   # Sanitizers on the small shapes only (T <= 257), every implemented variant.
   filter='*T_63*:*T_1_*:*T_130*'
-  for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests_cuda/gla/test_cuda_gla" --gtest_brief=1 \
+  for tool in ${SANITIZERS-memcheck racecheck}; do
+    timeout ${SANITIZER_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests_cuda/gla/test_cuda_gla" --gtest_brief=1 \
       --gtest_filter="$filter" >"$OUT/sanitizer_$tool.log" 2>&1
-    echo "compute-sanitizer $tool: exit $? ($(grep -c 'ERROR SUMMARY: 0' "$OUT/sanitizer_$tool.log") clean summaries)"
+    echo "compute-sanitizer $tool: exit $? ($(grep -cE '(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)' "$OUT/sanitizer_$tool.log") clean summaries)"
     grep -m3 -E "ERROR SUMMARY|Invalid|hazard" "$OUT/sanitizer_$tool.log"
   done
 fi
-if [[ $what == bench || $what == all || $what == all_ncu ]]; then
-  PYTHONUNBUFFERED=1 python3 bench/gpu/bench_gla.py --lib "$B/cuda/gla/liboverlap_gla_capi.so" \
+if [[ $what == bench || $what == all || $what == all_ncu || $what == tests_ncu_pp ]]; then
+  PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-300} python3 bench/gpu/bench_gla.py --lib "$B/cuda/gla/liboverlap_gla_capi.so" \
     --out "$OUT/bench_gla.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" | grep -v Warning || status=1
+fi
+if [[ -n ${BENCH2_ARGS:-} ]]; then
+  # A second benchmark pass (e.g. with OVERLAP_GLA_PINGPONG_UNITS_PER_CTA set in BENCH2_ENV).
+  env ${BENCH2_ENV:-} PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-300} python3 bench/gpu/bench_gla.py \
+    --lib "$B/cuda/gla/liboverlap_gla_capi.so" --out "$OUT/bench_gla_2.json" $BENCH2_ARGS 2>&1 |
+    tee "$OUT/bench_2.log" | grep -v Warning || status=1
 fi
 if [[ $what == ncu || $what == all_ncu ]]; then
   # Where the fused kernel's time goes: stall reasons, pipe use, memory throughput (one launch
@@ -41,5 +57,22 @@ if [[ $what == ncu || $what == all_ncu ]]; then
     grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall|Achieved Occupancy" \
       "$OUT/ncu_${shape//,/_}.txt" | head -20
   done
+fi
+if [[ $what == ncu_pp || $what == tests_ncu_pp ]]; then
+  # Where the pingpong kernel's warps stall: the summary, then per-SASS-instruction stall
+  # samples (CSV, read back on the host). NCU_SHAPE / NCU_VARIANT pick the launch.
+  shape=${NCU_SHAPE:-4,4096,32,64,64}
+  variant=${NCU_VARIANT:-pingpong_fused}
+  bench="bench/gpu/bench_gla.py --lib $B/cuda/gla/liboverlap_gla_capi.so --no-peers --reps 1 --warmup 1 --variants $variant --shapes $shape"
+  timeout 150 ncu --kernel-name regex:gla_pingpong_kernel --launch-skip 1 --launch-count 1 \
+    --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section SourceCounters \
+    python3 $bench >"$OUT/ncu_${variant}_${shape//,/_}.txt" 2>&1
+  echo "ncu details: exit $?"
+  grep -E "Duration|Registers Per|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall|Achieved Occupancy|Throughput" \
+    "$OUT/ncu_${variant}_${shape//,/_}.txt" | head -30
+  timeout 150 ncu --kernel-name regex:gla_pingpong_kernel --launch-skip 1 --launch-count 1 --section SourceCounters \
+    --section WarpStateStats --page source --print-source sass --csv python3 $bench >"$OUT/ncu_sass.csv" 2>&1
+  echo "ncu source: exit $? ($(wc -l <"$OUT/ncu_sass.csv") lines)"
 fi
 exit $status

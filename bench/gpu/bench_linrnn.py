@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""Times every linrnn variant beside its peers, in one run, on the same inputs.
+
+    python3 bench/gpu/bench_linrnn.py --lib BUILD/cuda/linrnn/liboverlap_linrnn_capi.so [--out results.json]
+
+Per shape (B, T, d, dv) it times: each overlap variant end to end (through the C entry point
+overlap_linrnn_forward: for three_kernel / semi_fused that is the cuBLAS GEMM plus our
+kernels), and the peers: the cuBLAS GEMM of the same projection alone (torch.matmul, bf16 out)
+and the PyTorch three-op path (torch.matmul, then the scan and gate in a simple Triton kernel
+with tl.associative_scan over 64-step blocks). Hardware floors from this run: the bytes that
+must move (x and W read, y written, bf16) over the measured device-to-device copy bandwidth,
+and the projection's FLOPs over the measured bf16 tensor rate (an 8192^3 torch.matmul).
+Timing: warm-up, CUDA events around each call, L2 flushed (256 MB write) before each call,
+median of many calls, rotating over several random input sets (never zeros). Before timing,
+every implementation's y is compared with a float64 reference of the same inputs (relative
+Frobenius error); above 1e-2 or with any NaN it is reported and not timed. The weights are
+used as given: no prepack, so nothing is left out of the times.
+"""
+import argparse
+import ctypes
+import datetime
+import json
+import os
+import statistics
+import sys
+
+import torch
+
+SHAPES = [(4, 2048, 256, 64), (16, 2048, 256, 64), (8, 4096, 1024, 1024)]
+VARIANTS = ["three_kernel", "semi_fused", "full_fused", "chunk_fused"]
+INPUT_SETS = 3
+
+
+class OverlapLib:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.overlap_linrnn_forward.restype = ctypes.c_int
+        self.lib.overlap_linrnn_forward.argtypes = [ctypes.c_char_p] + [ctypes.c_void_p] * 6 + [ctypes.c_int] * 4 + [
+            ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+        self.lib.overlap_linrnn_workspace_bytes.restype = ctypes.c_longlong
+        self.lib.overlap_linrnn_workspace_bytes.argtypes = [ctypes.c_char_p] + [ctypes.c_int] * 4 + [
+            ctypes.c_char_p, ctypes.c_int]
+
+    def workspace_bytes(self, variant, shape):
+        err = ctypes.create_string_buffer(512)
+        n = self.lib.overlap_linrnn_workspace_bytes(variant.encode(), *shape, err, 512)
+        if n < 0:
+            raise RuntimeError(err.value.decode())
+        return n
+
+    def forward(self, variant, x, W, y, workspace):
+        B, T, d = x.shape
+        dv = y.shape[-1]
+        err = ctypes.create_string_buffer(512)
+        rc = self.lib.overlap_linrnn_forward(
+            variant.encode(), x.data_ptr(), W.data_ptr(), None, y.data_ptr(), None,
+            workspace.data_ptr() if workspace is not None else None, B, T, d, dv,
+            torch.cuda.current_stream().cuda_stream, err, 512)
+        if rc != 0:
+            raise RuntimeError(err.value.decode())
+
+
+def make_peer_scan():
+    """The PyTorch path's scan + gate: a simple Triton kernel (one program per batch row and
+    16 channels, 64-step blocks scanned with tl.associative_scan, carry in registers)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def combine(a1, b1, a2, b2):
+        return a1 * a2, a2 * b1 + b2
+
+    @triton.jit
+    def scan_gate(P, Y, T, dv, BLOCK_T: tl.constexpr, BLOCK_C: tl.constexpr):
+        b = tl.program_id(0)
+        ch = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
+        cm = ch < dv
+        h = tl.zeros([BLOCK_C], dtype=tl.float32)
+        for t0 in range(0, T, BLOCK_T):
+            t = t0 + tl.arange(0, BLOCK_T)
+            m = (t < T)[:, None] & cm[None, :]
+            row = (b * T + t)[:, None].to(tl.int64)
+            base = P + row * 3 * dv + ch[None, :]
+            u = tl.load(base, mask=m, other=0.0).to(tl.float32)
+            ap = tl.load(base + dv, mask=m, other=0.0).to(tl.float32)
+            z = tl.load(base + 2 * dv, mask=m, other=0.0).to(tl.float32)
+            a = tl.sigmoid(ap)
+            a_s = tl.where(m, a, 1.0)
+            b_s = tl.where(m, (1.0 - a) * u, 0.0)
+            A, Bc = tl.associative_scan((a_s, b_s), 0, combine)
+            hh = A * h[None, :] + Bc
+            tl.store(Y + row * dv + ch[None, :], (hh * z * tl.sigmoid(z)).to(tl.bfloat16), mask=m)
+            last = (tl.arange(0, BLOCK_T) == BLOCK_T - 1)[:, None]
+            h = tl.sum(tl.where(last, hh, 0.0), axis=0)
+
+    def run(P, y, B, T, dv):
+        scan_gate[(B, triton.cdiv(dv, 16))](P, y, T, dv, BLOCK_T=64, BLOCK_C=16)
+
+    return run
+
+
+def make_inputs(shape, seed):
+    B, T, d, dv = shape
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(B, T, d, device="cuda", dtype=torch.float32, generator=gen).to(torch.bfloat16)
+    W = (torch.randn(d, 3 * dv, device="cuda", dtype=torch.float32, generator=gen) / d ** 0.5).to(torch.bfloat16)
+    return x, W
+
+
+def reference_y(x, W):
+    """float64 on the GPU, straight from the definition (one step at a time)."""
+    B, T, d = x.shape
+    dv = W.shape[1] // 3
+    P = (x.double().reshape(B * T, d) @ W.double()).reshape(B, T, 3 * dv)
+    u, ap, z = P[..., :dv], P[..., dv:2 * dv], P[..., 2 * dv:]
+    a = torch.sigmoid(ap)
+    b = (1 - a) * u
+    h = torch.zeros(B, dv, dtype=torch.float64, device=x.device)
+    ys = torch.empty(B, T, dv, dtype=torch.float64, device=x.device)
+    for t in range(T):
+        h = a[:, t] * h + b[:, t]
+        ys[:, t] = h
+    return ys * z * torch.sigmoid(z)
+
+
+def time_calls(fn, n_sets, reps, warmup, flush):
+    """Median milliseconds of fn(i % n_sets) with L2 flushed before each call."""
+    for i in range(warmup):
+        fn(i % n_sets)
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        flush.zero_()
+        starts[i].record()
+        fn(i % n_sets)
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    return statistics.median(times), min(times), max(times)
+
+
+def copy_bandwidth(flush):
+    """Device-to-device copy bandwidth in bytes/s, counting bytes read plus written."""
+    n = 1 << 30
+    src = torch.empty(n, dtype=torch.uint8, device="cuda").random_(0, 255)
+    dst = torch.empty_like(src)
+    ms, _, _ = time_calls(lambda i: dst.copy_(src), 1, 20, 5, flush)
+    return 2 * n / (ms * 1e-3)
+
+
+def tensor_rate(flush):
+    """bf16 matmul FLOP/s of an 8192^3 torch.matmul on random data."""
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    ms, _, _ = time_calls(lambda i: a @ b, 1, 10, 3, flush)
+    return 2 * n ** 3 / (ms * 1e-3)
+
+
+def rel_error(out, ref):
+    return (out.double() - ref).norm().item() / max(ref.norm().item(), 1e-30)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated overlap variants")
+    ap.add_argument("--shapes", default=None, help="B,T,d,dv;... (default: the issue's three)")
+    ap.add_argument("--slow-reps", type=int, default=5, help="reps for full_fused (tens of ms per call)")
+    args = ap.parse_args()
+
+    lib = OverlapLib(args.lib)
+    variants = args.variants.split(",")
+    shapes = SHAPES if not args.shapes else [tuple(int(v) for v in s.split(",")) for s in args.shapes.split(";")]
+    try:
+        peer_scan = make_peer_scan()
+    except Exception as e:  # the peer is reported as missing, never silently skipped
+        print(f"Triton peer unavailable: {e!r}", file=sys.stderr)
+        peer_scan = None
+
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")  # 5x the H100's 50 MB L2
+    bw = copy_bandwidth(flush)
+    rate = tensor_rate(flush)
+    props = torch.cuda.get_device_properties(0)
+    report = {"gpu": props.name, "sms": props.multi_processor_count,
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "torch": torch.__version__, "copy_bandwidth_GBps": bw / 1e9, "tensor_TFLOPs": rate / 1e12,
+              "command": " ".join(sys.argv), "shapes": []}
+    print(f"# {props.name}, copy bandwidth {bw / 1e9:.0f} GB/s (read+write), bf16 matmul {rate / 1e12:.0f} TFLOP/s",
+          flush=True)
+
+    for shape in shapes:
+        B, T, d, dv = shape
+        sets = [make_inputs(shape, 1000 + i) for i in range(INPUT_SETS)]
+        refs = [reference_y(*s) for s in sets[:1]]  # float64 check on the first set
+        floor_bytes = 2 * (B * T * d + d * 3 * dv + B * T * dv)
+        flops = 2 * B * T * d * 3 * dv
+        entry = {"shape": dict(B=B, T=T, d=d, dv=dv), "floor_bytes": floor_bytes, "flops": flops,
+                 "floor_bytes_ms": floor_bytes / bw * 1e3, "floor_flops_ms": flops / rate * 1e3, "rows": []}
+        entry["floor_ms"] = max(entry["floor_bytes_ms"], entry["floor_flops_ms"])
+        outs = [torch.empty(B, T, dv, device="cuda", dtype=torch.bfloat16) for _ in range(INPUT_SETS)]
+        projs = [torch.empty(B * T, 3 * dv, device="cuda", dtype=torch.bfloat16) for _ in range(INPUT_SETS)]
+
+        def gemm(i):
+            torch.matmul(sets[i][0].view(B * T, d), sets[i][1], out=projs[i])
+
+        ms = time_calls(gemm, INPUT_SETS, args.reps, args.warmup, flush)
+        entry["rows"].append({"name": "cublas_gemm_alone", "ms": ms[0], "min_ms": ms[1], "max_ms": ms[2]})
+        if os.environ.get("OVERLAP_LINRNN_BENCH_NO_PEERS"):  # under a profiler: our kernels only
+            peer_scan_here = None
+        else:
+            peer_scan_here = peer_scan
+
+        def check_and_time(name, run, reps):
+            row = {"name": name}
+            try:
+                for i in range(INPUT_SETS):
+                    outs[i].fill_(float("nan"))
+                    run(i)
+                torch.cuda.synchronize()
+                row["rel_error_vs_f64"] = rel_error(outs[0], refs[0])
+                if any(torch.isnan(o).any().item() for o in outs):
+                    row["error"] = "NaN or unwritten element in y"
+                elif row["rel_error_vs_f64"] > 1e-2:
+                    row["error"] = f"y differs from the float64 reference (rel error {row['rel_error_vs_f64']:.2e})"
+                else:
+                    ms = time_calls(run, INPUT_SETS, reps, min(args.warmup, reps), flush)
+                    row.update(ms=ms[0], min_ms=ms[1], max_ms=ms[2])
+            except RuntimeError as e:
+                row["error"] = str(e)
+            entry["rows"].append(row)
+
+        if peer_scan_here is not None:
+            def torch_path(i):
+                gemm(i)
+                peer_scan_here(projs[i], outs[i], B, T, dv)
+            check_and_time("torch_matmul_triton_scan", torch_path, args.reps)
+        else:
+            entry["rows"].append({"name": "torch_matmul_triton_scan", "error": "Triton unavailable"})
+
+        for variant in variants:
+            try:
+                ws_bytes = lib.workspace_bytes(variant, shape)
+            except RuntimeError as e:
+                entry["rows"].append({"name": variant, "error": str(e)})
+                continue
+            ws = torch.zeros(max(ws_bytes, 1), dtype=torch.uint8, device="cuda") if ws_bytes else None
+            check_and_time(variant, lambda i: lib.forward(variant, *sets[i], outs[i], ws),
+                           args.slow_reps if variant == "full_fused" else args.reps)
+            if variant != "full_fused":
+                # The other look-back protocol (the default is packed).
+                os.environ["OVERLAP_LINRNN_LOOKBACK"] = "fenced"
+                check_and_time(f"{variant}[lookback=fenced]",
+                               lambda i: lib.forward(variant, *sets[i], outs[i], ws), args.reps)
+                del os.environ["OVERLAP_LINRNN_LOOKBACK"]
+            if variant == "chunk_fused":
+                # Both chunk lengths, whichever the shape picks by default (tuning knob).
+                for chunk_t in ("32", "64", "128"):
+                    os.environ["OVERLAP_LINRNN_CHUNK_T"] = chunk_t
+                    check_and_time(f"chunk_fused[chunk_t={chunk_t}]",
+                                   lambda i: lib.forward(variant, *sets[i], outs[i], ws), args.reps)
+                    del os.environ["OVERLAP_LINRNN_CHUNK_T"]
+            del ws
+        del outs, projs, sets, refs
+        torch.cuda.empty_cache()
+        report["shapes"].append(entry)
+        print_table(entry)
+
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=1)
+
+
+def print_table(entry):
+    s = entry["shape"]
+    rows = {r["name"]: r for r in entry["rows"]}
+    gemm = rows.get("cublas_gemm_alone", {}).get("ms")
+    peer = rows.get("torch_matmul_triton_scan", {}).get("ms")
+    print(f"\n## B={s['B']} T={s['T']} d={s['d']} dv={s['dv']}  floor {entry['floor_ms'] * 1e3:.1f} us "
+          f"(bytes {entry['floor_bytes_ms'] * 1e3:.1f} us, flops {entry['floor_flops_ms'] * 1e3:.1f} us)")
+    print("| implementation | median us | min us | floor/time | time / cuBLAS GEMM | speedup vs torch path | rel err vs f64 |")
+    print("|---|---|---|---|---|---|---|")
+    for r in entry["rows"]:
+        if "ms" not in r:
+            print(f"| {r['name']} | - | - | - | - | - | {r.get('error', '')} |")
+            continue
+        ms = r["ms"]
+        err = r.get("rel_error_vs_f64")
+        print(f"| {r['name']} | {ms * 1e3:.1f} | {r['min_ms'] * 1e3:.1f} | {entry['floor_ms'] / ms:.2f} | "
+              f"{ms / gemm:.2f}x | {(peer / ms) if peer else float('nan'):.2f}x | "
+              f"{'' if err is None else f'{err:.1e}'} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""Times every projchain variant beside its peers, in one run, on the same inputs.
+
+    python3 bench/gpu/bench_projchain.py --lib BUILD/cuda/projchain/liboverlap_projchain_capi.so [--out r.json]
+
+Per shape (B, T, d, H, dk) it times, through the C entry points:
+  unfused                      5 cuBLAS GEMMs + 3 activation kernels
+  wide_gemm                    1 cuBLAS GEMM on the packed weight + q/v copies + 3 activation kernels
+  epilogue_fused               1 CUTLASS sm90 GEMM, activations in the epilogue
+  epilogue_fused+pack          the same, packing [W_q|W_k|W_v|W_g|W_alpha] inside every call
+  cluster_fused                (refuses: not implemented; the row shows the reason)
+--tune adds epilogue_fused rows under other settings of its knobs: w (packed weight layout
+k = transposed / n = as stored), r (tile raster h = CUTLASS heuristic / n / m), s (swizzle),
+e (epilogue f = per-tile fast path / g = per-element path only). The wide variants' main rows use a weight packed once beforehand (as a model packs at load
+time); only the "+pack" row pays the packing copy. Peers, same inputs, same run:
+  torch_wide_matmul            torch.matmul(x, W_cat) alone (cuBLAS wide GEMM, no activations)
+  torch_unfused                PyTorch: five matmuls, F.normalize per head, F.silu, torch.sigmoid
+And the hardware floor: max(bytes that must move / measured D2D copy bandwidth, FLOPs /
+measured bf16 tensor rate of a large torch.matmul), both measured in this run.
+Timing: warm-up, CUDA events around each call, L2 flushed before each call, median of many
+calls, rotating over several random input sets (never zeros). Before timing, each variant's
+outputs are compared with an fp32 PyTorch reference (relative Frobenius error per output, at
+most 1e-2, no NaN: outputs are NaN-filled first), so a broken kernel cannot post a time.
+"""
+import argparse
+import ctypes
+import datetime
+import json
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+SHAPES = [(4, 512, 2048, 16, 128), (4, 1024, 2048, 16, 128), (4, 2048, 2048, 16, 128), (4, 4096, 2048, 16, 128),
+          (8, 4096, 2048, 16, 128)]
+VARIANTS = ["unfused", "wide_gemm", "epilogue_fused", "epilogue_fused+pack", "cluster_fused"]
+OUTPUTS = ["q", "k", "v", "g", "alpha"]
+INPUT_SETS = 3
+# epilogue_fused's knobs (cuda/projchain/projchain_forward.cpp): --tune "w=n,r=m,s=8;..."
+KNOBS = {"w": "OVERLAP_PROJCHAIN_WEIGHT", "r": "OVERLAP_PROJCHAIN_RASTER", "s": "OVERLAP_PROJCHAIN_SWIZZLE",
+         "e": "OVERLAP_PROJCHAIN_EPILOGUE"}
+KNOB_DEFAULTS = {"w": "k", "r": "h", "s": "1", "e": "f"}
+
+
+class OverlapLib:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        vp, ci, cc = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
+        self.lib.overlap_projchain_forward.restype = ci
+        self.lib.overlap_projchain_forward.argtypes = [cc] + [vp] * 13 + [ci] * 5 + [vp, cc, ci]
+        self.lib.overlap_projchain_pack.restype = ci
+        self.lib.overlap_projchain_pack.argtypes = [cc] + [vp] * 6 + [ci] * 5 + [vp, cc, ci]
+        self.lib.overlap_projchain_workspace_bytes.restype = ctypes.c_longlong
+        self.lib.overlap_projchain_workspace_bytes.argtypes = [cc] + [ci] * 6 + [cc, ci]
+        self.lib.overlap_projchain_packed_ld.restype = ctypes.c_longlong
+        self.lib.overlap_projchain_packed_ld.argtypes = [ci] * 5 + [cc, ci]
+
+    @staticmethod
+    def _check(rc, err):
+        if rc != 0:
+            raise RuntimeError(err.value.decode())
+
+    def packed_ld(self, shape):
+        err = ctypes.create_string_buffer(512)
+        n = self.lib.overlap_projchain_packed_ld(*shape, err, 512)
+        self._check(0 if n >= 0 else 1, err)
+        return n
+
+    def workspace_bytes(self, variant, shape, packed):
+        err = ctypes.create_string_buffer(512)
+        n = self.lib.overlap_projchain_workspace_bytes(variant.encode(), *shape, int(packed), err, 512)
+        self._check(0 if n >= 0 else 1, err)
+        return n
+
+    def pack(self, variant, s, shape):
+        err = ctypes.create_string_buffer(512)
+        rc = self.lib.overlap_projchain_pack(variant.encode(),
+                                             *(s[w].data_ptr() for w in ("W_q", "W_k", "W_v", "W_g", "W_alpha")),
+                                             s["packed"][variant].data_ptr(), *shape,
+                                             torch.cuda.current_stream().cuda_stream, err, 512)
+        self._check(rc, err)
+
+    def forward(self, variant, s, outs, workspace, shape, prepacked):
+        err = ctypes.create_string_buffer(512)
+        rc = self.lib.overlap_projchain_forward(
+            variant.encode(), s["x"].data_ptr(),
+            *(s[w].data_ptr() for w in ("W_q", "W_k", "W_v", "W_g", "W_alpha")),
+            s["packed"][variant].data_ptr() if prepacked else None, *(outs[o].data_ptr() for o in OUTPUTS),
+            workspace.data_ptr() if workspace is not None else None, *shape,
+            torch.cuda.current_stream().cuda_stream, err, 512)
+        self._check(rc, err)
+
+
+def make_inputs(shape, seed):
+    B, T, d, H, dk = shape
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    N, HD = B * T, H * dk
+    s = {"x": torch.randn(N, d, device="cuda", generator=gen).to(torch.bfloat16)}
+    for name, width in (("W_q", HD), ("W_k", HD), ("W_v", HD), ("W_g", HD), ("W_alpha", H)):
+        s[name] = (torch.randn(d, width, device="cuda", generator=gen) / d ** 0.5).to(torch.bfloat16)
+    # The peer's concatenated weight (the same values as our packed one, without stride padding).
+    s["W_cat"] = torch.cat([s[w] for w in ("W_q", "W_k", "W_v", "W_g", "W_alpha")], dim=1).contiguous()
+    return s
+
+
+def torch_unfused(s, H, dk):
+    x = s["x"]
+    q = x @ s["W_q"]
+    k = F.normalize((x @ s["W_k"]).view(x.shape[0], H, dk), dim=-1).view(x.shape[0], H * dk)
+    v = x @ s["W_v"]
+    g = F.silu(x @ s["W_g"])
+    alpha = torch.sigmoid(x @ s["W_alpha"])
+    return {"q": q, "k": k, "v": v, "g": g, "alpha": alpha}
+
+
+def fp32_reference(s, H, dk):
+    f = {k: t.float() for k, t in s.items() if k.startswith("W_") or k == "x"}
+    return torch_unfused(f, H, dk)
+
+
+def time_calls(fn, n_sets, reps, warmup, flush):
+    """Median milliseconds of fn(i % n_sets) with L2 flushed before each call."""
+    for i in range(warmup):
+        fn(i % n_sets)
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        flush.zero_()
+        starts[i].record()
+        fn(i % n_sets)
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    return statistics.median(times), min(times), max(times)
+
+
+def copy_bandwidth(flush):
+    """Device-to-device copy bandwidth in bytes/s, counting bytes read plus written."""
+    n = 1 << 30
+    src = torch.empty(n, dtype=torch.uint8, device="cuda").random_(0, 255)
+    dst = torch.empty_like(src)
+    ms, _, _ = time_calls(lambda i: dst.copy_(src), 1, 20, 5, flush)
+    return 2 * n / (ms * 1e-3)
+
+
+def tensor_rate(flush):
+    """bf16 dense matmul FLOP/s of a large square torch.matmul (random operands)."""
+    n = 8192
+    a = torch.randn(n, n, device="cuda").to(torch.bfloat16)
+    b = torch.randn(n, n, device="cuda").to(torch.bfloat16)
+    ms, _, _ = time_calls(lambda i: a @ b, 1, 20, 5, flush)
+    return 2 * n ** 3 / (ms * 1e-3)
+
+
+def rel_error(out, ref):
+    return (out.float() - ref.float()).norm().item() / max(ref.float().norm().item(), 1e-30)
+
+
+def bench_shape(shape, lib, args, flush, bw, rate):
+    B, T, d, H, dk = shape
+    N, wide = B * T, 4 * H * dk + H
+    sets = [make_inputs(shape, 1000 + i) for i in range(INPUT_SETS)]
+    ld = lib.packed_ld(shape)
+
+    def pack_all():
+        for s in sets:
+            s["packed"] = {}
+            for v in ("wide_gemm", "epilogue_fused"):
+                s["packed"][v] = torch.empty(d * ld, device="cuda", dtype=torch.bfloat16)
+                lib.pack(v, s, shape)
+        torch.cuda.synchronize()
+
+    pack_all()
+    ref = fp32_reference(sets[0], H, dk)
+    floor_bytes = 2 * N * d + 2 * d * wide + 2 * N * wide
+    flops = 2 * N * d * wide
+    entry = {"shape": dict(B=B, T=T, d=d, H=H, dk=dk), "N": N, "floor_bytes": floor_bytes, "flops": flops,
+             "floor_mem_ms": floor_bytes / bw * 1e3, "floor_flop_ms": flops / rate * 1e3, "rows": []}
+    entry["floor_ms"] = max(entry["floor_mem_ms"], entry["floor_flop_ms"])
+
+    def add_row(name, fn, check=None):
+        row = {"name": name}
+        try:
+            if check is not None:
+                errs = check()
+                row["rel_error"] = errs
+                bad = {o: e for o, e in errs.items() if not e <= 1e-2}  # NaN fails too
+                if bad:
+                    row["error"] = f"wrong outputs before timing: {bad}"
+                    entry["rows"].append(row)
+                    return
+            ms = time_calls(fn, INPUT_SETS, args.reps, args.warmup, flush)
+            row.update(ms=ms[0], min_ms=ms[1], max_ms=ms[2])
+        except Exception as e:  # noqa: BLE001 -- one broken row must not lose the others
+            row["error"] = f"{type(e).__name__}: {e}"
+        entry["rows"].append(row)
+
+    # Peers.
+    add_row("torch_wide_matmul", lambda i: torch.matmul(sets[i]["x"], sets[i]["W_cat"]),
+            lambda: {"q": rel_error(torch.matmul(sets[0]["x"], sets[0]["W_cat"])[:, :H * dk], ref["q"])})
+    add_row("torch_unfused", lambda i: torch_unfused(sets[i], H, dk),
+            lambda: {o: rel_error(t, ref[o]) for o, t in torch_unfused(sets[0], H, dk).items()})
+
+    outs = {o: torch.empty(N, H if o == "alpha" else H * dk, device="cuda", dtype=torch.bfloat16) for o in OUTPUTS}
+    variants = args.variants.split(",")
+    # --tune: epilogue_fused again under each scheduling knob setting (weight layout, raster
+    # order, swizzle); the weights are re-packed for each, the packing is not timed.
+    for config in (args.tune.split(";") if args.tune else []):
+        variants.append("epilogue_fused@" + config)
+    for variant in variants:
+        config = None
+        if "@" in variant:
+            config = dict(kv.split("=") for kv in variant.split("@")[1].split(","))
+            for key, env in KNOBS.items():
+                os.environ[env] = config.get(key, KNOB_DEFAULTS[key])
+            pack_all()
+        base, pack_per_call = variant.split("@")[0].removesuffix("+pack"), variant.endswith("+pack")
+        prepacked = base in ("wide_gemm", "epilogue_fused") and not pack_per_call
+        try:
+            ws_bytes = lib.workspace_bytes(base, shape, prepacked)
+        except RuntimeError as e:
+            entry["rows"].append({"name": variant, "error": str(e)})
+            continue
+        ws = torch.empty(ws_bytes, dtype=torch.uint8, device="cuda") if ws_bytes else None
+        run = lambda i: lib.forward(base, sets[i], outs, ws, shape, prepacked)
+
+        def check():
+            for t in outs.values():
+                t.fill_(float("nan"))
+            run(0)
+            torch.cuda.synchronize()
+            return {o: rel_error(outs[o], ref[o]) if not torch.isnan(outs[o]).any().item() else float("nan")
+                    for o in OUTPUTS}
+
+        add_row(variant, run, check)
+        del ws
+        if config is not None:
+            for env in KNOBS.values():
+                os.environ.pop(env, None)
+            pack_all()
+    del sets, ref, outs
+    torch.cuda.empty_cache()
+    return entry
+
+
+def print_table(entry):
+    s = entry["shape"]
+    rows = {r["name"]: r.get("ms") for r in entry["rows"]}
+    print(f"\n## B={s['B']} T={s['T']} d={s['d']} H={s['H']} dk={s['dk']} (N={entry['N']})  floor "
+          f"{entry['floor_ms'] * 1e3:.1f} us (memory {entry['floor_mem_ms'] * 1e3:.1f}, "
+          f"tensor {entry['floor_flop_ms'] * 1e3:.1f})")
+    print("| implementation | median us | floor/time | TFLOP/s | vs unfused | vs torch_wide_matmul | max rel err |")
+    print("|---|---|---|---|---|---|---|")
+    for r in entry["rows"]:
+        if "ms" not in r:
+            print(f"| {r['name']} | - | - | - | - | - | {r.get('error', '')[:150]} |")
+            continue
+        ms = r["ms"]
+        f = lambda x: f"{x:.2f}x" if x else "-"
+        err = max(r["rel_error"].values()) if r.get("rel_error") else None
+        print(f"| {r['name']} | {ms * 1e3:.1f} | {entry['floor_ms'] / ms:.2f} | {entry['flops'] / ms / 1e9:.0f} | "
+              f"{f(rows.get('unfused') / ms if rows.get('unfused') else None)} | "
+              f"{f(ms / rows['torch_wide_matmul'] if rows.get('torch_wide_matmul') else None)} (time ratio) | "
+              f"{'' if err is None else f'{err:.1e}'} |", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--tune", default=None, help="epilogue_fused knob settings, e.g. 'w=k,r=n,s=8;w=n,r=h,s=1'")
+    ap.add_argument("--shapes", default=None, help="B,T,d,H,dk;... (default: the issue's sweep + reference)")
+    args = ap.parse_args()
+
+    lib = OverlapLib(args.lib)
+    shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split(",")) for s in args.shapes.split(";")]
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")  # 5x the H100's 50 MB L2
+    bw = copy_bandwidth(flush)
+    rate = tensor_rate(flush)
+    props = torch.cuda.get_device_properties(0)
+    report = {"gpu": props.name, "sms": props.multi_processor_count,
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "torch": torch.__version__, "cuda": torch.version.cuda, "copy_bandwidth_GBps": bw / 1e9,
+              "tensor_TFLOPs": rate / 1e12, "command": " ".join(sys.argv), "shapes": []}
+    print(f"# {props.name}, copy bandwidth {bw / 1e9:.0f} GB/s (read+write), bf16 matmul {rate / 1e12:.0f} TFLOP/s",
+          flush=True)
+    for shape in shapes:
+        entry = bench_shape(shape, lib, args, flush, bw, rate)
+        report["shapes"].append(entry)
+        print_table(entry)
+        if args.out:  # after every shape, so a run cut short keeps what it measured
+            with open(args.out, "w") as f:
+                json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

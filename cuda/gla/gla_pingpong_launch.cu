@@ -1,0 +1,169 @@
+// Tensor maps and launches of the pingpong gla kernel (gla_pingpong_kernel.cuh). The TMA
+// descriptors are encoded on the host with cuTensorMapEncodeTiled, reached through the
+// runtime's driver entry point (no link against libcuda).
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "gla/gla_launch.hpp"
+#include "gla/gla_pingpong_kernel.cuh"
+#include "gla/gla_pingpong_split.cuh"
+
+namespace overlap::cuda::gla_launch {
+namespace {
+
+namespace pp = gla_pingpong;
+using pp::Pass;
+
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+// A 4-d tiled map, dims innermost first, strides in bytes of dims 1..3, 128-byte swizzle.
+cudaError_t make_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, const cuuint64_t (&dims)[4],
+                     const cuuint64_t (&strides)[3], const cuuint32_t (&box)[4]) {
+  auto encode = encode_fn();
+  if (!encode) return cudaErrorNotSupported;
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUresult r = encode(map, type, 4, const_cast<void*>(base), dims, strides, box, elem_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// [B,T,H,D] tensor of `elem`-byte elements as {D, T, H, B}, box {box_d, 64, 1, 1}.
+cudaError_t make_bthd_map(CUtensorMap* map, CUtensorMapDataType type, int elem, const void* base, int B, int T,
+                          int H, int D, int box_d) {
+  const cuuint64_t dims[4] = {cuuint64_t(D), cuuint64_t(T), cuuint64_t(H), cuuint64_t(B)};
+  const cuuint64_t strides[3] = {cuuint64_t(H) * D * elem, cuuint64_t(D) * elem, cuuint64_t(T) * H * D * elem};
+  const cuuint32_t box[4] = {cuuint32_t(box_d), cuuint32_t(pp::kChunk), 1, 1};
+  return make_map(map, type, base, dims, strides, box);
+}
+
+// Work units per CTA: both consumers take one (pingpong) unless the units are no more than
+// the SMs, where one unit per CTA spreads them over twice as many SMs. The environment
+// variable OVERLAP_GLA_PINGPONG_UNITS_PER_CTA (1 or 2) overrides the choice, so that the
+// benchmark can measure both at one shape.
+int units_per_cta(int units) {
+  if (const char* env = std::getenv("OVERLAP_GLA_PINGPONG_UNITS_PER_CTA")) {
+    if (std::strcmp(env, "1") == 0) return 1;
+    if (std::strcmp(env, "2") == 0) return 2;
+  }
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return pp::kConsumers;
+  return units <= sms ? 1 : pp::kConsumers;
+}
+
+// Tensor maps and scalars of the kernel parameters (units_per_cta is the caller's).
+template <int K, Pass P>
+cudaError_t fill_params(pp::Params& kp, const Problem& p, int chunks_per_cta) {
+  const CUtensorMapDataType bf = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, f32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  cudaError_t e = cudaSuccess;
+  if (e == cudaSuccess) e = make_bthd_map(&kp.q_map, bf, 2, p.q, p.B, p.T, p.H, K, 64);
+  if (e == cudaSuccess) e = make_bthd_map(&kp.k_map, bf, 2, p.k, p.B, p.T, p.H, K, 64);
+  if (e == cudaSuccess) e = make_bthd_map(&kp.v_map, bf, 2, p.v, p.B, p.T, p.H, p.V, 64);
+  if (e == cudaSuccess) e = make_bthd_map(&kp.g_map, f32, 4, p.g, p.B, p.T, p.H, K, 32);
+  kp.num_chunks = (p.T + pp::kChunk - 1) / pp::kChunk;
+  if (e == cudaSuccess && P == Pass::Outputs) {
+    // states [B,H,NT,K,V] as {V, K, NT, B*H}, box {64, K, 1, 1}.
+    const cuuint64_t dims[4] = {cuuint64_t(p.V), cuuint64_t(K), cuuint64_t(kp.num_chunks), cuuint64_t(p.B) * p.H};
+    const cuuint64_t strides[3] = {cuuint64_t(p.V) * 2, cuuint64_t(K) * p.V * 2,
+                                   cuuint64_t(kp.num_chunks) * K * p.V * 2};
+    const cuuint32_t box[4] = {64, cuuint32_t(K), 1, 1};
+    e = make_map(&kp.s_map, bf, p.states, dims, strides, box);
+  }
+  kp.h0 = P == Pass::Outputs ? nullptr : p.h0;
+  kp.hT = P == Pass::Outputs ? nullptr : p.hT;
+  kp.o = static_cast<pp::bf16*>(p.o);
+  kp.states = static_cast<pp::bf16*>(p.states);
+  kp.B = p.B;
+  kp.T = p.T;
+  kp.H = p.H;
+  kp.V = p.V;
+  kp.chunks_per_cta = chunks_per_cta;
+  kp.scale = p.scale;
+  const long long slices = (long long)p.B * p.H * (p.V / pp::kBlockV);
+  const long long groups = P == Pass::Outputs ? (kp.num_chunks + chunks_per_cta - 1) / chunks_per_cta : 1;
+  kp.units = static_cast<int>(slices * groups);
+  return e;
+}
+
+// The fused carry's default form: one slice per CTA, its two consumers split the chunk loop
+// by role (gla_pingpong_split.cuh).
+template <int K>
+cudaError_t launch_split(const Problem& p, cudaStream_t stream) {
+  using L = pp::SplitLayout<K>;
+  constexpr gla::Tiling tiling = pp::tiling_of(K, Pass::Fused);
+  static_assert(tiling.smem_bytes(K, pp::kBlockV) == L::kBytes, "shared-memory layout and gla_tiling.hpp disagree");
+  static_assert(tiling.threads() == pp::kThreads && tiling.stages == L::kStages, "kernel and gla_tiling.hpp disagree");
+  constexpr int smem = L::kBytes;
+  auto kernel = pp::gla_pingpong_split_kernel<K>;
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); e != cudaSuccess)
+    return e;
+  pp::Params kp{};
+  if (cudaError_t e = fill_params<K, Pass::Fused>(kp, p, 0); e != cudaSuccess) return e;
+  kp.units_per_cta = 1;
+  kernel<<<dim3(static_cast<unsigned>(kp.units)), pp::kThreads, smem, stream>>>(kp);
+  return cudaGetLastError();
+}
+
+// OVERLAP_GLA_PINGPONG_FUSED=paired runs the fused carry's other form (each consumer its own
+// slice, gla_pingpong_kernel.cuh), for measuring one against the other.
+bool fused_paired() {
+  const char* env = std::getenv("OVERLAP_GLA_PINGPONG_FUSED");
+  return env && std::strcmp(env, "paired") == 0;
+}
+
+template <int K, Pass P>
+cudaError_t launch(const Problem& p, int chunks_per_cta, cudaStream_t stream) {
+  using L = pp::Layout<K, P>;
+  constexpr gla::Tiling tiling = pp::tiling_of(K, P);
+  static_assert(tiling.chunk == pp::kChunk && tiling.block_v == pp::kBlockV && tiling.threads() == pp::kThreads &&
+                    tiling.consumer_warpgroups == pp::kConsumers && tiling.max_regs_per_thread == pp::kConsumerRegs,
+                "kernel and gla_tiling.hpp disagree");
+  // The fused carry's tiling describes the split form (launch_split); its paired form (each
+  // consumer its own slice, kept for measuring one against the other) only has to fit.
+  static_assert(P == Pass::Fused ? L::kBytes <= 227 * 1024 : tiling.smem_bytes(K, pp::kBlockV) == L::kBytes,
+                "shared-memory layout and gla_tiling.hpp disagree");
+  constexpr int smem = L::kBytes;
+  auto kernel = pp::gla_pingpong_kernel<K, P>;
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); e != cudaSuccess)
+    return e;
+  pp::Params kp{};
+  cudaError_t e = fill_params<K, P>(kp, p, chunks_per_cta);
+  if (e != cudaSuccess) return e;
+  kp.units_per_cta = units_per_cta(kp.units);
+  const dim3 grid(static_cast<unsigned>((kp.units + kp.units_per_cta - 1) / kp.units_per_cta));
+  kernel<<<grid, pp::kThreads, smem, stream>>>(kp);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+int pingpong_fused(const Problem& p, CUstream_st* stream) {
+  if (fused_paired())
+    return p.K == 64 ? launch<64, Pass::Fused>(p, 0, stream) : launch<128, Pass::Fused>(p, 0, stream);
+  return p.K == 64 ? launch_split<64>(p, stream) : launch_split<128>(p, stream);
+}
+
+int pingpong_materialized(const Problem& p, int chunks_per_cta, CUstream_st* stream) {
+  cudaError_t e = p.K == 64 ? launch<64, Pass::States>(p, 0, stream) : launch<128, Pass::States>(p, 0, stream);
+  if (e != cudaSuccess) return e;
+  return p.K == 64 ? launch<64, Pass::Outputs>(p, chunks_per_cta, stream)
+                   : launch<128, Pass::Outputs>(p, chunks_per_cta, stream);
+}
+
+}  // namespace overlap::cuda::gla_launch

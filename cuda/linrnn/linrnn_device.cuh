@@ -1,0 +1,60 @@
+#pragma once
+// Device-side building blocks of the linrnn kernels: the per-element math of the layer and the
+// few PTX instructions that cuda/common/ptx_sm80.cuh does not wrap (non-transposed ldmatrix,
+// acquire/release flag accesses for the look-back).
+#include <cstdint>
+#include <cuda_bf16.h>
+
+#include "common/ptx_sm80.cuh"
+
+namespace overlap::cuda::linrnn_kernel {
+
+using bf16 = __nv_bfloat16;
+
+// a = sigmoid(a_pre) and 1 - a = sigmoid(-a_pre), each from its own exponential: forming 1 - a
+// by subtraction loses the digits that matter when a is near 1 (long memory, a ~ 0.99).
+struct Gate {
+  float a, one_minus_a;
+};
+__device__ __forceinline__ Gate gate_of(float a_pre) {
+  return {1.0f / (1.0f + __expf(-a_pre)), 1.0f / (1.0f + __expf(a_pre))};
+}
+__device__ __forceinline__ float silu(float z) { return z / (1.0f + __expf(-z)); }
+
+// Four 8x8 b16 matrices, not transposed (the A operand of m16n8k16 from a row-major tile).
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* row_addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(ptx::smem_addr(row_addr)));
+}
+
+// Flag accesses of the decoupled look-back: the writer's data stores are ordered before its
+// release store; a reader's acquire load orders its later data loads after it.
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
+// Polling load of a flag (no ordering of its own: a fence after the poll makes it an acquire,
+// so a window of flags can be read with independent loads instead of a chain of acquires).
+__device__ __forceinline__ unsigned load_relaxed(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+// 64-bit words that carry a value and its flag together (single-copy atomic when aligned).
+__device__ __forceinline__ unsigned long long load_relaxed_u64(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_relaxed_u64(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void fence_acq_rel() { asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); }
+
+}  // namespace overlap::cuda::linrnn_kernel

@@ -1,0 +1,61 @@
+#pragma once
+// Internal: the launchers compiled by nvcc (projchain_activations.cu, projchain_fused_gemm.cu),
+// called by projchain_forward.cpp. Each returns nullptr on success or a static description of
+// the CUDA / CUTLASS error, so that this header needs no CUDA or CUTLASS headers.
+#include <cstddef>
+#include <cstdint>
+
+struct CUstream_st;
+
+namespace overlap::cuda::projchain_launch {
+
+// A column slice of a row-major bf16 matrix: element (r, c) at ptr[r * ld + c].
+struct Slice {
+  const void* src;
+  std::int64_t ld_src;
+  void* dst;
+  std::int64_t ld_dst;
+  std::int64_t rows;
+  std::int64_t cols;
+};
+
+// dst = per-head l2normalize(src), heads of `dk` columns (cols = heads · dk). src may be dst.
+const char* l2norm_heads(const Slice& s, int dk, CUstream_st* stream);
+// dst = silu(src), dst = sigmoid(src), elementwise; src may be dst.
+const char* silu(const Slice& s, CUstream_st* stream);
+const char* sigmoid(const Slice& s, CUstream_st* stream);
+
+// The epilogue-fused GEMM: [q|k|v|g|alpha] = activations(x · w_packed).
+struct FusedProblem {
+  const void* x;         // bf16 [M, d]
+  const void* w_packed;  // bf16 [d, ldw]
+  void* q;
+  void* k;
+  void* v;
+  void* g;
+  void* alpha;
+  std::int64_t M, d, ldw;
+  int H, dk;
+  // Layout of w_packed: false [d, ldw] (as the weights are stored), true [ldw, d] (transposed).
+  bool k_major_weight = false;
+  // Tile order of the persistent scheduler: 'n' (along N first), 'm', or 'h' (CUTLASS's
+  // heuristic); swizzle 1, 2, 4 or 8 (tiles grouped so concurrent CTAs share operands in L2).
+  char raster = 'h';
+  int swizzle = 1;
+  // false: every tile takes the epilogue's per-element path (same results; a test knob).
+  bool fast_epilogue = true;
+};
+
+// Transposes the five weights into w_packed [ldw, d] (rows past 4·H·dk + H zeroed).
+struct PackSources {
+  const void* w[5];      // W_q, W_k, W_v, W_g [d, H·dk]; W_alpha [d, H]
+  std::int64_t d, H, dk, ldw;
+};
+const char* pack_weights_k_major(const PackSources& s, void* w_packed, CUstream_st* stream);
+
+// Whether the CUTLASS kernel accepts the problem (nullptr) or why not.
+const char* fused_gemm_check(const FusedProblem& p);
+std::size_t fused_gemm_workspace_bytes(const FusedProblem& p);
+const char* fused_gemm(const FusedProblem& p, void* workspace, CUstream_st* stream);
+
+}  // namespace overlap::cuda::projchain_launch

@@ -1,0 +1,49 @@
+#pragma once
+// What every GPU test needs: whether a GPU is there (tests skip cleanly without one), a checked
+// CUDA call that fails the test, and a device copy of a host tensor freed at scope exit.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+#include "core/tensor.hpp"
+
+namespace overlap::gpu_test {
+
+inline bool gpu_present() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+#define OVERLAP_GPU_TEST_OK(call)                                                  \
+  do {                                                                             \
+    const cudaError_t overlap_test_status_ = (call);                               \
+    ASSERT_EQ(overlap_test_status_, cudaSuccess) << #call << ": " << cudaGetErrorString(overlap_test_status_); \
+  } while (0)
+
+// A device copy of a host tensor (or `bytes` of scratch). A failed allocation leaves get()
+// null, which the kernels' entry points refuse, so the test fails with a message.
+class DeviceTensor {
+ public:
+  explicit DeviceTensor(const Tensor& host) : DeviceTensor(host.nbytes()) { upload(host); }
+  explicit DeviceTensor(std::size_t bytes) : bytes_(bytes) {
+    if (cudaMalloc(&ptr_, bytes_) != cudaSuccess) ptr_ = nullptr;
+  }
+  ~DeviceTensor() { cudaFree(ptr_); }
+  DeviceTensor(const DeviceTensor&) = delete;
+  DeviceTensor& operator=(const DeviceTensor&) = delete;
+  void* get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+  void upload(const Tensor& host) const {
+    if (ptr_) cudaMemcpy(ptr_, host.bytes().data(), bytes_, cudaMemcpyHostToDevice);
+  }
+  void download(Tensor& host) const {
+    if (ptr_) cudaMemcpy(host.bytes().data(), ptr_, bytes_, cudaMemcpyDeviceToHost);
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_;
+};
+
+}  // namespace overlap::gpu_test

@@ -1,0 +1,198 @@
+// Every linrnn variant against every shared test-vector shape: inputs and the float64 oracle
+// from the CPU reference (make_vector_set), outputs poisoned on the device before the run,
+// checked with check_outputs (relative error vs the oracle, no NaN, every element written).
+// Each case runs twice on one workspace with each look-back protocol (fenced, packed), so the
+// look-back's counters and epochs are tested across launches too.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstdio>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "linrnn/linrnn_forward.hpp"
+#include "vectors/poison.hpp"
+#include "vectors/vectors.hpp"
+
+namespace overlap::linrnn {
+// gtest prints parameters by name rather than as bytes.
+void PrintTo(const Variant& v, std::ostream* os) { *os << cuda::linrnn_variant_name(v); }
+}  // namespace overlap::linrnn
+
+namespace overlap::cuda {
+namespace {
+
+bool gpu_present() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+#define CUDA_OK(call)                                                     \
+  do {                                                                    \
+    cudaError_t e_ = (call);                                              \
+    ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_); \
+  } while (0)
+
+// A device buffer, optionally a copy of a host tensor, freed at scope exit.
+class DeviceBytes {
+ public:
+  explicit DeviceBytes(std::size_t bytes) : bytes_(bytes) {
+    if (cudaMalloc(&ptr_, bytes_ ? bytes_ : 1) != cudaSuccess) ptr_ = nullptr;
+  }
+  explicit DeviceBytes(const Tensor& host) : DeviceBytes(host.nbytes()) { upload(host); }
+  ~DeviceBytes() { cudaFree(ptr_); }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  void* get() const { return ptr_; }
+  void upload(const Tensor& host) {
+    if (ptr_) cudaMemcpy(ptr_, host.bytes().data(), bytes_, cudaMemcpyHostToDevice);
+  }
+  void download(Tensor& host) const { cudaMemcpy(host.bytes().data(), ptr_, bytes_, cudaMemcpyDeviceToHost); }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_;
+};
+
+struct VectorCase {
+  std::string shape;
+  std::string distribution;
+  std::uint64_t seed;
+};
+
+// Odd T (1, 63, 130 = two 64-chunks and a tail, 257, 1000), d not a multiple of the 64-wide
+// k-slice (72, 200), dv not a multiple of the 64-channel block (8, 40, 96), with and without
+// h0 / hT, long_memory (a ~ 0.99: carries cross many chunks), and one case large enough for
+// chunk_fused's 128-step chunks (B*T/64*dv/64 > 4 per SM).
+const std::vector<VectorCase> kCases = {
+    {"B=2,T=63,d=64,dv=32,h0=1,hT=1", "default", 1},
+    {"B=2,T=63,d=64,dv=32,h0=1,hT=1", "long_memory", 2},
+    {"B=1,T=1,d=64,dv=64,h0=0,hT=1", "default", 3},
+    {"B=3,T=1,d=72,dv=8,h0=1,hT=1", "long_memory", 4},
+    {"B=2,T=130,d=128,dv=96,h0=0,hT=0", "default", 5},
+    {"B=1,T=257,d=200,dv=64,h0=1,hT=1", "long_memory", 6},
+    {"B=2,T=1000,d=64,dv=40,h0=1,hT=1", "long_memory", 7},
+    {"B=4,T=2048,d=256,dv=64,h0=0,hT=1", "default", 8},
+    {"B=2,T=1100,d=128,dv=1024,h0=1,hT=1", "long_memory", 9},
+};
+
+void PrintTo(const VectorCase& c, std::ostream* os) { *os << c.shape << " " << c.distribution << " seed " << c.seed; }
+
+class LinrnnForwardGpu : public ::testing::TestWithParam<std::tuple<linrnn::Variant, VectorCase>> {};
+
+TEST_P(LinrnnForwardGpu, MatchesOracle) {
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+  const auto& [variant, c] = GetParam();
+  const std::string name = linrnn_variant_name(variant);
+  if (auto why = linrnn_cannot_implement(variant, linrnn::LinrnnShape::from_args(
+                                                      ShapeArgs::parse(c.shape, linrnn::shape_keys()))))
+    GTEST_SKIP() << *why;
+  // Naming the workload links ref/linrnn/workload.cpp from the static library, so the
+  // registry gets the real linrnn workload.
+  ASSERT_EQ(make_linrnn_workload()->name(), "linrnn");
+  const VectorSet vs = load_vector_set(
+      make_vector_set({.workload = "linrnn", .shape = c.shape, .seed = c.seed, .distribution = c.distribution}),
+      "linrnn " + c.shape);
+  const linrnn::LinrnnShape shape = linrnn::LinrnnShape::from_args(vs.shape);
+
+  const DeviceBytes x(vs.inputs.at("x")), W(vs.inputs.at("W"));
+  const Tensor no_state(DType::F32, {1});
+  const DeviceBytes h0(shape.has_h0 ? vs.inputs.at("h0") : no_state);
+  TensorMap result;
+  result["y"] = Tensor(DType::BF16, shape.y_shape());
+  if (shape.want_hT) result["hT"] = Tensor(DType::F32, shape.state_shape());
+  DeviceBytes y(result["y"]);
+  DeviceBytes hT(shape.want_hT ? result["hT"] : no_state);
+  const std::size_t ws_bytes = linrnn_workspace_bytes(variant, shape);
+  const DeviceBytes ws(ws_bytes);
+  ASSERT_TRUE(x.get() && W.get() && h0.get() && y.get() && hT.get() && ws.get());
+  CUDA_OK(cudaMemset(ws.get(), 0, ws_bytes ? ws_bytes : 1));
+
+  LinrnnDeviceArgs args;
+  args.x = x.get();
+  args.W = W.get();
+  args.h0 = shape.has_h0 ? static_cast<const float*>(h0.get()) : nullptr;
+  args.y = y.get();
+  args.hT = shape.want_hT ? static_cast<float*>(hT.get()) : nullptr;
+  args.workspace = ws_bytes ? ws.get() : nullptr;
+  // (look-back protocol, chunk_fused chunk length or "" for the shape's default), both read by
+  // the launch from the environment: each protocol twice on the same workspace, then every
+  // chunk length chunk_fused can run.
+  std::vector<std::pair<const char*, const char*>> configs = {
+      {"fenced", ""}, {"fenced", ""}, {"packed", ""}, {"packed", ""}};
+  if (variant == linrnn::Variant::ChunkFused)
+    for (const char* chunk_t : {"32", "64", "128"}) configs.emplace_back("packed", chunk_t);
+  for (std::size_t launch = 0; launch < configs.size(); ++launch) {
+    const auto [protocol, chunk_t] = configs[launch];
+    setenv("OVERLAP_LINRNN_LOOKBACK", protocol, 1);
+    if (*chunk_t) setenv("OVERLAP_LINRNN_CHUNK_T", chunk_t, 1);
+    poison(result["y"]);
+    y.upload(result["y"]);
+    if (shape.want_hT) {
+      poison(result["hT"]);
+      hT.upload(result["hT"]);
+    }
+    linrnn_forward(variant, args, shape, nullptr);
+    unsetenv("OVERLAP_LINRNN_LOOKBACK");
+    unsetenv("OVERLAP_LINRNN_CHUNK_T");
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaGetLastError());
+    y.download(result["y"]);
+    if (shape.want_hT) hT.download(result["hT"]);
+    for (const OutputCheck& check : check_outputs(vs, result)) {
+      EXPECT_TRUE(check.pass()) << name << " " << c.shape << " " << c.distribution << " launch " << launch << " ("
+                                << protocol << " look-back, chunk_t '" << chunk_t << "'): "
+                                << check.name << " rel_error " << check.rel_error << " (tolerance "
+                                << check.tolerance << "), non-finite " << check.non_finite << ", unwritten "
+                                << check.unwritten << (check.problem.empty() ? "" : ", " + check.problem);
+      RecordProperty(check.name + "_rel_error", std::to_string(check.rel_error));
+      std::printf("[ rel_error ] %s %s %s launch %zu %s %s: %s %.3e\n", name.c_str(), c.shape.c_str(),
+                  c.distribution.c_str(), launch, protocol, *chunk_t ? chunk_t : "default", check.name.c_str(),
+                  check.rel_error);
+    }
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<LinrnnForwardGpu::ParamType>& info) {
+  const auto& [variant, c] = info.param;
+  std::string name = linrnn_variant_name(variant) + "_" + c.shape + "_" + c.distribution;
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariantsAllShapes, LinrnnForwardGpu,
+                         ::testing::Combine(::testing::ValuesIn(all_linrnn_variants()), ::testing::ValuesIn(kCases)),
+                         case_name);
+
+// Host-side contract; needs no GPU.
+TEST(LinrnnForwardContract, RefusesUnsupportedShapesClearly) {
+  linrnn::LinrnnShape s;
+  s.B = 1;
+  s.T = 10;
+  s.d = 60;  // not a multiple of 8
+  s.dv = 64;
+  for (linrnn::Variant v : all_linrnn_variants()) {
+    const auto why = linrnn_cannot_implement(v, s);
+    ASSERT_TRUE(why.has_value()) << linrnn_variant_name(v);
+    EXPECT_NE(why->find(linrnn_variant_name(v)), std::string::npos) << *why;
+    EXPECT_NE(why->find("d = 60"), std::string::npos) << *why;
+  }
+  s.d = 64;
+  s.dv = 12;
+  for (linrnn::Variant v : all_linrnn_variants()) EXPECT_FALSE(linrnn_can_implement(v, s)) << linrnn_variant_name(v);
+  s.dv = 64;
+  for (linrnn::Variant v : all_linrnn_variants()) EXPECT_TRUE(linrnn_can_implement(v, s)) << linrnn_variant_name(v);
+  EXPECT_THROW(parse_linrnn_variant("warp_speed"), Error);
+  for (linrnn::Variant v : all_linrnn_variants()) EXPECT_EQ(parse_linrnn_variant(linrnn_variant_name(v)), v);
+  EXPECT_EQ(linrnn_workspace_bytes(linrnn::Variant::FullFused, s), 0u);
+  EXPECT_GT(linrnn_workspace_bytes(linrnn::Variant::ChunkFused, s), 0u);
+}
+
+}  // namespace
+}  // namespace overlap::cuda
