@@ -21,10 +21,12 @@ import ctypes
 import datetime
 import json
 import os
-import statistics
 import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+from bench_common import call_capi, copy_bandwidth, l2_flush_buffer, rel_error, tensor_rate, time_calls  # noqa: E402
 
 SHAPES = [(4, 2048, 256, 64), (16, 2048, 256, 64), (8, 4096, 1024, 1024)]
 VARIANTS = ["three_kernel", "semi_fused", "full_fused", "chunk_fused"]
@@ -42,22 +44,14 @@ class OverlapLib:
             ctypes.c_char_p, ctypes.c_int]
 
     def workspace_bytes(self, variant, shape):
-        err = ctypes.create_string_buffer(512)
-        n = self.lib.overlap_linrnn_workspace_bytes(variant.encode(), *shape, err, 512)
-        if n < 0:
-            raise RuntimeError(err.value.decode())
-        return n
+        return call_capi(self.lib.overlap_linrnn_workspace_bytes, variant.encode(), *shape)
 
     def forward(self, variant, x, W, y, workspace):
         B, T, d = x.shape
         dv = y.shape[-1]
-        err = ctypes.create_string_buffer(512)
-        rc = self.lib.overlap_linrnn_forward(
-            variant.encode(), x.data_ptr(), W.data_ptr(), None, y.data_ptr(), None,
-            workspace.data_ptr() if workspace is not None else None, B, T, d, dv,
-            torch.cuda.current_stream().cuda_stream, err, 512)
-        if rc != 0:
-            raise RuntimeError(err.value.decode())
+        call_capi(self.lib.overlap_linrnn_forward, variant.encode(), x.data_ptr(), W.data_ptr(), None, y.data_ptr(),
+                  None, workspace.data_ptr() if workspace is not None else None, B, T, d, dv,
+                  torch.cuda.current_stream().cuda_stream)
 
 
 def make_peer_scan():
@@ -123,45 +117,6 @@ def reference_y(x, W):
     return ys * z * torch.sigmoid(z)
 
 
-def time_calls(fn, n_sets, reps, warmup, flush):
-    """Median milliseconds of fn(i % n_sets) with L2 flushed before each call."""
-    for i in range(warmup):
-        fn(i % n_sets)
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        flush.zero_()
-        starts[i].record()
-        fn(i % n_sets)
-        ends[i].record()
-    torch.cuda.synchronize()
-    times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
-    return statistics.median(times), min(times), max(times)
-
-
-def copy_bandwidth(flush):
-    """Device-to-device copy bandwidth in bytes/s, counting bytes read plus written."""
-    n = 1 << 30
-    src = torch.empty(n, dtype=torch.uint8, device="cuda").random_(0, 255)
-    dst = torch.empty_like(src)
-    ms, _, _ = time_calls(lambda i: dst.copy_(src), 1, 20, 5, flush)
-    return 2 * n / (ms * 1e-3)
-
-
-def tensor_rate(flush):
-    """bf16 matmul FLOP/s of an 8192^3 torch.matmul on random data."""
-    n = 8192
-    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    ms, _, _ = time_calls(lambda i: a @ b, 1, 10, 3, flush)
-    return 2 * n ** 3 / (ms * 1e-3)
-
-
-def rel_error(out, ref):
-    return (out.double() - ref).norm().item() / max(ref.norm().item(), 1e-30)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
@@ -171,6 +126,7 @@ def main():
     ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated overlap variants")
     ap.add_argument("--shapes", default=None, help="B,T,d,dv;... (default: the issue's three)")
     ap.add_argument("--slow-reps", type=int, default=5, help="reps for full_fused (tens of ms per call)")
+    ap.add_argument("--no-peers", action="store_true", help="our kernels only (e.g. under a profiler)")
     args = ap.parse_args()
 
     lib = OverlapLib(args.lib)
@@ -182,7 +138,7 @@ def main():
         print(f"Triton peer unavailable: {e!r}", file=sys.stderr)
         peer_scan = None
 
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")  # 5x the H100's 50 MB L2
+    flush = l2_flush_buffer()
     bw = copy_bandwidth(flush)
     rate = tensor_rate(flush)
     props = torch.cuda.get_device_properties(0)
@@ -210,10 +166,7 @@ def main():
 
         ms = time_calls(gemm, INPUT_SETS, args.reps, args.warmup, flush)
         entry["rows"].append({"name": "cublas_gemm_alone", "ms": ms[0], "min_ms": ms[1], "max_ms": ms[2]})
-        if os.environ.get("OVERLAP_LINRNN_BENCH_NO_PEERS"):  # under a profiler: our kernels only
-            peer_scan_here = None
-        else:
-            peer_scan_here = peer_scan
+        peer_scan_here = None if args.no_peers else peer_scan
 
         def check_and_time(name, run, reps):
             row = {"name": name}
@@ -240,7 +193,8 @@ def main():
                 peer_scan_here(projs[i], outs[i], B, T, dv)
             check_and_time("torch_matmul_triton_scan", torch_path, args.reps)
         else:
-            entry["rows"].append({"name": "torch_matmul_triton_scan", "error": "Triton unavailable"})
+            entry["rows"].append({"name": "torch_matmul_triton_scan",
+                                  "error": "peers off (--no-peers)" if args.no_peers else "Triton unavailable"})
 
         for variant in variants:
             try:
@@ -251,19 +205,6 @@ def main():
             ws = torch.zeros(max(ws_bytes, 1), dtype=torch.uint8, device="cuda") if ws_bytes else None
             check_and_time(variant, lambda i: lib.forward(variant, *sets[i], outs[i], ws),
                            args.slow_reps if variant == "full_fused" else args.reps)
-            if variant != "full_fused":
-                # The other look-back protocol (the default is packed).
-                os.environ["OVERLAP_LINRNN_LOOKBACK"] = "fenced"
-                check_and_time(f"{variant}[lookback=fenced]",
-                               lambda i: lib.forward(variant, *sets[i], outs[i], ws), args.reps)
-                del os.environ["OVERLAP_LINRNN_LOOKBACK"]
-            if variant == "chunk_fused":
-                # Both chunk lengths, whichever the shape picks by default (tuning knob).
-                for chunk_t in ("32", "64", "128"):
-                    os.environ["OVERLAP_LINRNN_CHUNK_T"] = chunk_t
-                    check_and_time(f"chunk_fused[chunk_t={chunk_t}]",
-                                   lambda i: lib.forward(variant, *sets[i], outs[i], ws), args.reps)
-                    del os.environ["OVERLAP_LINRNN_CHUNK_T"]
             del ws
         del outs, projs, sets, refs
         torch.cuda.empty_cache()

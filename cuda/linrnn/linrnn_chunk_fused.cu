@@ -1,13 +1,10 @@
-// chunk_fused: one kernel. Each CTA owns one (batch row, chunk of ChunkT timesteps, 64
-// channels) tile: it computes the tile's projection x_chunk [ChunkT, d] @ W[:, u|a|z columns of
+// chunk_fused: one kernel. Each CTA owns one (batch row, chunk of chunk_t timesteps, 64
+// channels) tile: it computes the tile's projection x_chunk [chunk_t, d] @ W[:, u|a|z columns of
 // its channels] on tensor cores (mma.sync m16n8k16, fp32 accumulate; d streamed through a
 // cp.async ring), turns the accumulators into (a, b, silu z) in shared memory, and runs the
 // same scan_tile as the scan kernels (two-level scan, look-back across chunks). The projection
 // never leaves the SM.
 #include <cuda_runtime.h>
-
-#include <cstdlib>
-#include <cstring>
 
 #include "linrnn/linrnn_launch.hpp"
 #include "linrnn/linrnn_scan_tile.cuh"
@@ -18,18 +15,18 @@ namespace {
 
 using namespace linrnn_kernel;
 
-template <int ChunkT>
 struct Config {
-  static constexpr linrnn::ChunkFusedTiling kT = linrnn::chunk_fused_tiling(ChunkT);
+  static constexpr linrnn::ChunkFusedTiling kT = linrnn::chunk_fused_tiling();
+  static constexpr int kChunkT = kT.chunk_t;                   // GEMM M: timesteps per tile
   static constexpr int kK = kT.tile_k;                         // d-slice per stage
   static constexpr int kN = 3 * kT.block_dv;                   // [u | a | z] columns
   static constexpr int kStages = kT.stages;
   static constexpr int kWarpsM = kT.warps_m;
   static constexpr int kWarpsN = kT.warps / kT.warps_m;
-  static constexpr int kWarpRows = ChunkT / kWarpsM;           // timesteps per warp
+  static constexpr int kWarpRows = kChunkT / kWarpsM;           // timesteps per warp
   static constexpr int kWarpChannels = kT.block_dv / kWarpsN;  // channels per warp (in each of u, a, z)
   static constexpr int kMTiles = kWarpRows / 16;
-  static constexpr int kXStage = ChunkT * kK;                  // bf16 elements
+  static constexpr int kXStage = kChunkT * kK;                  // bf16 elements
   static constexpr int kWStage = kK * kN;
   static constexpr int kRing = kT.ring_bytes();
   static constexpr int kScan = kT.scan_bytes();
@@ -38,7 +35,7 @@ struct Config {
   static_assert(kT.block_dv == kChannels && kT.threads() == kScanThreads && kT.segments == kSegments,
                 "chunk_fused kernel and linrnn_tiling.hpp disagree");
   static_assert(kK == 64 && kWarpChannels == 16 && kWarpRows % 16 == 0, "fragment layout assumes these");
-  static_assert(kScan == 3 * ChunkT * kRowPitch * 4, "scan arrays and linrnn_tiling.hpp disagree");
+  static_assert(kScan == 3 * kChunkT * kRowPitch * 4, "scan arrays and linrnn_tiling.hpp disagree");
   static_assert(kBytes == kUnion + (2 * kSegments + 1) * kChannels * 4 + 16, "smem layout disagrees");
 };
 
@@ -54,13 +51,12 @@ struct Args {
 // different banks.
 __device__ __forceinline__ int swz(int chunk, int row) { return chunk ^ (row & 7); }
 
-template <int ChunkT>
 __device__ __forceinline__ void load_stage(const Args& a, const Tile& tile, bf16* sx, bf16* sw, int kt) {
-  using C = Config<ChunkT>;
+  using C = Config;
   const int k0 = kt * C::kK;
-  for (int i = threadIdx.x; i < ChunkT * 8; i += kScanThreads) {
+  for (int i = threadIdx.x; i < C::kChunkT * 8; i += kScanThreads) {
     const int r = i >> 3, c = i & 7;
-    const int t = tile.chunk * ChunkT + r, k = k0 + c * 8;
+    const int t = tile.chunk * C::kChunkT + r, k = k0 + c * 8;
     const bool ok = t < a.T && k < a.d;
     const bf16* src = ok ? a.x + (static_cast<long long>(tile.b) * a.T + t) * a.d + k : a.x;
     ptx::cp_async_16(sx + r * C::kK + swz(c, r) * 8, src, ok ? 16 : 0);
@@ -74,9 +70,8 @@ __device__ __forceinline__ void load_stage(const Args& a, const Tile& tile, bf16
   }
 }
 
-template <int ChunkT>
 __global__ void __launch_bounds__(kScanThreads, 2) chunk_fused_kernel(Args args, Lookback lb, ScanOut out) {
-  using C = Config<ChunkT>;
+  using C = Config;
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* ring = reinterpret_cast<bf16*>(smem);
   float* small = reinterpret_cast<float*>(smem + C::kUnion);
@@ -101,7 +96,7 @@ __global__ void __launch_bounds__(kScanThreads, 2) chunk_fused_kernel(Args args,
 
 #pragma unroll
   for (int s = 0; s < C::kStages - 1; ++s) {
-    if (s < args.k_tiles) load_stage<ChunkT>(args, tile, sx(s), sw(s), s);
+    if (s < args.k_tiles) load_stage(args, tile, sx(s), sw(s), s);
     ptx::cp_async_commit();
   }
   const int m = lane >> 3;  // which 8x8 matrix this lane addresses in ldmatrix.x4
@@ -109,7 +104,7 @@ __global__ void __launch_bounds__(kScanThreads, 2) chunk_fused_kernel(Args args,
     ptx::cp_async_wait<C::kStages - 2>();
     __syncthreads();
     const int next = kt + C::kStages - 1;
-    if (next < args.k_tiles) load_stage<ChunkT>(args, tile, sx(next % C::kStages), sw(next % C::kStages), next);
+    if (next < args.k_tiles) load_stage(args, tile, sx(next % C::kStages), sw(next % C::kStages), next);
     ptx::cp_async_commit();
     const bf16* xs = sx(kt % C::kStages);
     const bf16* ws = sw(kt % C::kStages);
@@ -138,7 +133,7 @@ __global__ void __launch_bounds__(kScanThreads, 2) chunk_fused_kernel(Args args,
   __syncthreads();  // the ring is reused by the scan arrays below
 
   float* fa = reinterpret_cast<float*>(smem);
-  const ScanSmem s{fa, fa + ChunkT * kRowPitch, fa + 2 * ChunkT * kRowPitch, small, small + kSegments * kChannels,
+  const ScanSmem s{fa, fa + C::kChunkT * kRowPitch, fa + 2 * C::kChunkT * kRowPitch, small, small + kSegments * kChannels,
                    small + 2 * kSegments * kChannels};
 #pragma unroll
   for (int mi = 0; mi < C::kMTiles; ++mi)
@@ -148,7 +143,7 @@ __global__ void __launch_bounds__(kScanThreads, 2) chunk_fused_kernel(Args args,
       for (int hf = 0; hf < 2; ++hf) {
         const int r = wm * C::kWarpRows + mi * 16 + (lane >> 2) + hf * 8;
         const int c = wn * C::kWarpChannels + q * 8 + (lane & 3) * 2;
-        const bool t_ok = tile.chunk * ChunkT + r < args.T;
+        const bool t_ok = tile.chunk * C::kChunkT + r < args.T;
         float av[2], bv[2], gv[2];
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
@@ -165,25 +160,19 @@ __global__ void __launch_bounds__(kScanThreads, 2) chunk_fused_kernel(Args args,
         *reinterpret_cast<float2*>(s.g + r * kRowPitch + c) = make_float2(gv[0], gv[1]);
       }
   __syncthreads();
-  scan_tile<ChunkT>(s, lb, tile, args.B * args.channel_blocks, args.num_chunks, out);
+  scan_tile<C::kChunkT>(s, lb, tile, args.B * args.channel_blocks, args.num_chunks, out);
   finish_tile(lb, tile, args.num_chunks * args.B * args.channel_blocks);
 }
 
-std::size_t tiles_of(const Problem& p, int chunk_t) {
-  return static_cast<std::size_t>((p.T + chunk_t - 1) / chunk_t) * p.B * ((p.dv + kChannels - 1) / kChannels);
+std::size_t tiles_of(const Problem& p) {
+  return static_cast<std::size_t>((p.T + Config::kChunkT - 1) / Config::kChunkT) * p.B *
+         ((p.dv + kChannels - 1) / kChannels);
 }
 
-template <int ChunkT>
 cudaError_t launch(const Problem& p, void* lookback, cudaStream_t stream) {
-  using C = Config<ChunkT>;
-  auto kernel = chunk_fused_kernel<ChunkT>;
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kBytes);
-      e != cudaSuccess)
-    return e;
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                           cudaSharedmemCarveoutMaxShared);
-      e != cudaSuccess)
-    return e;
+  using C = Config;
+  auto kernel = chunk_fused_kernel;
+  if (cudaError_t e = allow_tile_smem(kernel, C::kBytes); e != cudaSuccess) return e;
   Args a{};
   a.x = static_cast<const bf16*>(p.x);
   a.w = static_cast<const bf16*>(p.w);
@@ -192,7 +181,7 @@ cudaError_t launch(const Problem& p, void* lookback, cudaStream_t stream) {
   a.d = p.d;
   a.dv = p.dv;
   a.channel_blocks = (p.dv + kChannels - 1) / kChannels;
-  a.num_chunks = (p.T + ChunkT - 1) / ChunkT;
+  a.num_chunks = (p.T + C::kChunkT - 1) / C::kChunkT;
   a.k_tiles = (p.d + C::kK - 1) / C::kK;
   ScanOut out{};
   out.y = static_cast<bf16*>(p.y);
@@ -200,35 +189,15 @@ cudaError_t launch(const Problem& p, void* lookback, cudaStream_t stream) {
   out.hT = p.hT;
   out.T = p.T;
   out.dv = p.dv;
-  const std::size_t tiles = tiles_of(p, ChunkT);
+  const std::size_t tiles = tiles_of(p);
   kernel<<<static_cast<unsigned>(tiles), kScanThreads, C::kBytes, stream>>>(a, lookback_view(lookback, tiles), out);
   return cudaGetLastError();
 }
 
-// The chunk length for this shape (chunk_fused_chunk_t), or the one OVERLAP_LINRNN_CHUNK_T
-// names ("32", "64" or "128"): a tuning knob for the benchmark, which times all three.
-int chunk_t_of(const Problem& p) {
-  if (const char* env = std::getenv("OVERLAP_LINRNN_CHUNK_T")) {
-    if (std::strcmp(env, "32") == 0) return 32;
-    if (std::strcmp(env, "64") == 0) return 64;
-    if (std::strcmp(env, "128") == 0) return 128;
-  }
-  return linrnn::chunk_fused_chunk_t(p.B, p.T, p.dv);
-}
-
 }  // namespace
 
-std::size_t chunk_fused_lookback_bytes(const Problem& p) {
-  // Sized for the largest tile count (32-step chunks), so the knob above can change per call.
-  return lookback_layout(tiles_of(p, 32)).bytes;
-}
+std::size_t chunk_fused_lookback_bytes(const Problem& p) { return lookback_layout(tiles_of(p)).bytes; }
 
-int chunk_fused(const Problem& p, void* lookback, CUstream_st* stream) {
-  switch (chunk_t_of(p)) {
-    case 32: return launch<32>(p, lookback, stream);
-    case 128: return launch<128>(p, lookback, stream);
-    default: return launch<64>(p, lookback, stream);
-  }
-}
+int chunk_fused(const Problem& p, void* lookback, CUstream_st* stream) { return launch(p, lookback, stream); }
 
 }  // namespace overlap::cuda::linrnn_launch

@@ -1,7 +1,7 @@
 #pragma once
 // Device-side building blocks of the linrnn kernels: the per-element math of the layer and the
 // few PTX instructions that cuda/common/ptx_sm80.cuh does not wrap (non-transposed ldmatrix,
-// acquire/release flag accesses for the look-back).
+// the relaxed 64-bit accesses of the look-back's {value, flag} words).
 #include <cstdint>
 #include <cuda_bf16.h>
 
@@ -28,24 +28,6 @@ __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* r
                : "r"(ptx::smem_addr(row_addr)));
 }
 
-// Flag accesses of the decoupled look-back: the writer's data stores are ordered before its
-// release store; a reader's acquire load orders its later data loads after it.
-__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-}
-
-// Polling load of a flag (no ordering of its own: a fence after the poll makes it an acquire,
-// so a window of flags can be read with independent loads instead of a chain of acquires).
-__device__ __forceinline__ unsigned load_relaxed(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 // 64-bit words that carry a value and its flag together (single-copy atomic when aligned).
 __device__ __forceinline__ unsigned long long load_relaxed_u64(const unsigned long long* p) {
   unsigned long long v;
@@ -55,6 +37,5 @@ __device__ __forceinline__ unsigned long long load_relaxed_u64(const unsigned lo
 __device__ __forceinline__ void store_relaxed_u64(unsigned long long* p, unsigned long long v) {
   asm volatile("st.relaxed.gpu.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ void fence_acq_rel() { asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); }
 
 }  // namespace overlap::cuda::linrnn_kernel

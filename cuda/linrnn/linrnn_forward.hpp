@@ -35,7 +35,7 @@ struct LinrnnDeviceArgs {
   void* y = nullptr;          // bf16 [B,T,dv]
   float* hT = nullptr;        // fp32 [B,dv] or null
   // linrnn_workspace_bytes(variant, shape) bytes, ZERO-FILLED before its first use and then
-  // left to the kernels (it holds the look-back's counters and flags, which each launch
+  // left to the kernels (it holds the look-back's counters and flagged words, which each launch
   // leaves ready for the next). One workspace per stream: two launches in flight at once
   // must not share one. Null: allocated, zeroed and freed on the stream in every call.
   void* workspace = nullptr;

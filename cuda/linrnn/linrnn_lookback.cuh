@@ -4,27 +4,21 @@
 //
 // Workspace (zero-filled once before first use, then owned by the kernels):
 //   header  [0] next tile id, [1] tiles finished, [2] epoch of the running launch
-//   flags   two words per tile (one per warp of 32 channels): epoch * 4 + state (state 1:
-//           aggregate published, 2: inclusive h published); words from earlier launches carry
-//           older epochs, so
-//           nothing needs clearing between launches. The last CTA to finish resets the two
-//           counters and advances the epoch.
-//   agg     per tile and channel, the chunk's (A, B)
-//   incl    per tile and channel, h at the chunk's last step
-//   words   the same content for the "packed" protocol: per tile and channel three 64-bit
-//           words {A, flag}, {B, flag}, {h, flag}, each value stored together with its flag
-//           in one single-copy-atomic store, so neither side needs a fence and polls spread
-//           over the data instead of a few flag lines.
-// Two publication protocols, chosen per launch (Lookback::packed): "fenced" (CUB's: data,
-// __threadfence, release store of a flag word per warp; acquire on the reader's side) and
-// "packed" (above). OVERLAP_LINRNN_LOOKBACK=fenced|packed overrides the default, so the tests
-// and the benchmark exercise both.
+//   words   per tile and channel three 64-bit words {A, flag}, {B, flag}, {h, flag}: the chunk's
+//           aggregate and its inclusive h (h at the chunk's last step), each value stored
+//           together with its flag (epoch * 4 + state; state 1: aggregate, 2: inclusive) in one
+//           single-copy-atomic store, so neither side needs a fence and each channel polls its
+//           own words instead of a few shared flag lines. Words from earlier launches carry
+//           older epochs, so nothing needs clearing between launches; the last CTA to finish
+//           resets the two counters and advances the epoch.
+// (Round 1 also had CUB's "fenced" protocol: data, __threadfence, a release-stored flag per
+// warp. Measured against this one on the H100 it was slower at every shape, 17.1 vs 21.9 us for
+// chunk_fused at the reference shape, and was deleted.)
 // Tile ids come from an atomic counter, chunk-major (id = chunk * rows + row, row = batch row
 // x channel block), so the tile a CTA waits for was handed to a CTA that is already running:
 // the spin-waits always make progress, whatever order the hardware starts CTAs in.
+#include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 
 #include "linrnn/linrnn_device.cuh"
 
@@ -34,41 +28,21 @@ constexpr int kChannels = 64;  // channels per tile (scan_tiling / chunk_fused_t
 
 struct Lookback {
   unsigned* header;
-  unsigned* flags;
-  float2* agg;
-  float* incl;
   unsigned long long* words;
-  int packed;  // 1: the packed protocol, 0: fenced
 };
-
-// The protocol a launch uses when OVERLAP_LINRNN_LOOKBACK does not name one.
-constexpr bool kPackedLookbackByDefault = true;
 
 // Byte offsets inside the look-back workspace for `tiles` tiles.
 struct LookbackLayout {
-  std::size_t flags, agg, incl, words, bytes;
+  std::size_t words, bytes;
 };
 __host__ __device__ constexpr std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
 __host__ __device__ constexpr LookbackLayout lookback_layout(std::size_t tiles) {
-  const std::size_t flags = 256;
-  const std::size_t agg = flags + align256(tiles * 2 * 4);
-  const std::size_t incl = agg + align256(tiles * kChannels * 8);
-  const std::size_t words = incl + align256(tiles * kChannels * 4);
-  return {flags, agg, incl, words, words + align256(tiles * 3 * kChannels * 8)};
-}
-inline bool packed_lookback() {
-  if (const char* env = std::getenv("OVERLAP_LINRNN_LOOKBACK")) {
-    if (std::strcmp(env, "packed") == 0) return true;
-    if (std::strcmp(env, "fenced") == 0) return false;
-  }
-  return kPackedLookbackByDefault;
+  const std::size_t words = 256;
+  return {words, words + align256(tiles * 3 * kChannels * 8)};
 }
 inline Lookback lookback_view(void* base, std::size_t tiles) {
   auto* p = static_cast<unsigned char*>(base);
-  const LookbackLayout l = lookback_layout(tiles);
-  return {reinterpret_cast<unsigned*>(p),           reinterpret_cast<unsigned*>(p + l.flags),
-          reinterpret_cast<float2*>(p + l.agg),     reinterpret_cast<float*>(p + l.incl),
-          reinterpret_cast<unsigned long long*>(p + l.words), packed_lookback() ? 1 : 0};
+  return {reinterpret_cast<unsigned*>(p), reinterpret_cast<unsigned long long*>(p + lookback_layout(tiles).words)};
 }
 
 // Where a CTA's tile lies.
@@ -106,82 +80,15 @@ __device__ __forceinline__ void finish_tile(const Lookback& lb, const Tile& tile
   }
 }
 
-// Predecessors examined per look-back step: their flags are polled with independent loads and
-// their aggregates fetched together, so a tile waits about two L2 round trips per kWindow
-// chunks instead of one per chunk (the dependent chain that makes a naive look-back slow).
-constexpr int kWindow = 16;
-
-// Called by the first kChannels threads (thread c = channel c of the tile; each warp of 32
-// channels publishes and polls its own flag, so a __syncwarp orders its lanes' data before the
-// flag and no CTA-level barrier is needed) with the chunk's aggregate (A, B); returns h before
-// the chunk's first step. Publishes the aggregate, walks back over predecessors (composing
-// aggregates until one has its inclusive h), then publishes this chunk's inclusive
-// h = A h_in + B. `h_start` is h0 (or 0) for chunk 0.
-__device__ __forceinline__ float look_back_fenced(const Lookback& lb, const Tile& tile, int rows, float A, float B,
-                                                  float h_start, float* h_end) {
-  const int c = threadIdx.x, lane = c % 32, half = c / 32;
-  const unsigned aggregate = tile.epoch * 4 + 1, inclusive = tile.epoch * 4 + 2;
-  auto flag = [&](int t) { return &lb.flags[static_cast<std::size_t>(t) * 2 + half]; };
-  auto at = [&](int t) { return static_cast<std::size_t>(t) * kChannels + c; };
-  float h_in = h_start;
-  if (tile.chunk > 0) {
-    lb.agg[at(tile.id)] = make_float2(A, B);
-    __threadfence();
-    __syncwarp();
-    if (lane == 0) store_release(flag(tile.id), aggregate);
-    // Composition of the chunks between the window reached and this one.
-    float acc_a = 1.0f, acc_b = 0.0f;
-    for (int first = tile.id - rows;; first -= kWindow * rows) {
-      // Wait until the window is published up to its nearest inclusive flag; `n` aggregates
-      // come before it (n == kWindow: none in this window).
-      int n;
-      for (;;) {
-        unsigned f[kWindow];
-#pragma unroll
-        for (int k = 0; k < kWindow; ++k) {
-          const int t = first - k * rows;
-          f[k] = t >= 0 ? load_relaxed(flag(t)) : 0u;
-        }
-        n = kWindow;
-        bool ready = true;
-#pragma unroll
-        for (int k = kWindow - 1; k >= 0; --k) {
-          if (f[k] == inclusive) n = k, ready = true;
-          else if (f[k] != aggregate) n = k, ready = false;
-        }
-        if (ready) break;
-      }
-      fence_acq_rel();  // the flags read above happen before the data reads below
-      float2 p[kWindow];
-#pragma unroll
-      for (int k = 0; k < kWindow; ++k)
-        if (k < n) p[k] = __ldcg(&lb.agg[at(first - k * rows)]);
-      const float inc = n < kWindow ? __ldcg(&lb.incl[at(first - n * rows)]) : 0.0f;
-#pragma unroll
-      for (int k = 0; k < kWindow; ++k)
-        if (k < n) {
-          acc_b = fmaf(acc_a, p[k].y, acc_b);
-          acc_a *= p[k].x;
-        }
-      if (n < kWindow) {
-        h_in = fmaf(acc_a, inc, acc_b);
-        break;
-      }
-    }
-  }
-  const float h_out = fmaf(A, h_in, B);
-  lb.incl[at(tile.id)] = h_out;
-  __threadfence();
-  __syncwarp();
-  if (lane == 0) store_release(flag(tile.id), inclusive);
-  *h_end = h_out;
-  return h_in;
-}
-
-// The packed protocol: each thread (channel) stores and polls its own 64-bit {value, flag}
-// words; no fences, no flag shared by a warp. A predecessor is usable when its h word carries
-// this launch's inclusive flag, or its A and B words both carry the aggregate flag.
-constexpr int kPackedWindow = 8;  // three words per predecessor in flight: 48 registers
+// Called by the first kChannels threads (thread c = channel c of the tile) with the chunk's
+// aggregate (A, B); returns h before the chunk's first step. Publishes the aggregate, walks back
+// over predecessors (composing aggregates until one has its inclusive h), then publishes this
+// chunk's inclusive h = A h_in + B. `h_start` is h0 (or 0) for chunk 0. Each thread stores and
+// polls only its own channel's words. A predecessor is usable when its h word carries this
+// launch's inclusive flag, or its A and B words both carry the aggregate flag. kWindow
+// predecessors are polled with independent loads per step, so a tile waits about one L2 round
+// trip per kWindow chunks instead of one per chunk.
+constexpr int kWindow = 8;  // three words per predecessor in flight: 48 registers
 
 __device__ __forceinline__ unsigned long long pack_word(float v, unsigned flag) {
   return (static_cast<unsigned long long>(flag) << 32) | __float_as_uint(v);
@@ -189,8 +96,8 @@ __device__ __forceinline__ unsigned long long pack_word(float v, unsigned flag) 
 __device__ __forceinline__ unsigned flag_of(unsigned long long w) { return static_cast<unsigned>(w >> 32); }
 __device__ __forceinline__ float value_of(unsigned long long w) { return __uint_as_float(static_cast<unsigned>(w)); }
 
-__device__ __forceinline__ float look_back_packed(const Lookback& lb, const Tile& tile, int rows, float A, float B,
-                                                  float h_start, float* h_end) {
+__device__ __forceinline__ float look_back(const Lookback& lb, const Tile& tile, int rows, float A, float B,
+                                           float h_start, float* h_end) {
   const int c = threadIdx.x;
   const unsigned aggregate = tile.epoch * 4 + 1, inclusive = tile.epoch * 4 + 2;
   // word k (0: A, 1: B, 2: h) of tile t, this channel
@@ -200,36 +107,36 @@ __device__ __forceinline__ float look_back_packed(const Lookback& lb, const Tile
     store_relaxed_u64(word(tile.id, 0), pack_word(A, aggregate));
     store_relaxed_u64(word(tile.id, 1), pack_word(B, aggregate));
     float acc_a = 1.0f, acc_b = 0.0f;
-    for (int first = tile.id - rows;; first -= kPackedWindow * rows) {
-      unsigned long long wa[kPackedWindow], wb[kPackedWindow], wh[kPackedWindow];
+    for (int first = tile.id - rows;; first -= kWindow * rows) {
+      unsigned long long wa[kWindow], wb[kWindow], wh[kWindow];
       int n;
       for (;;) {
 #pragma unroll
-        for (int k = 0; k < kPackedWindow; ++k) {
+        for (int k = 0; k < kWindow; ++k) {
           const int t = first - k * rows;
           wh[k] = t >= 0 ? load_relaxed_u64(word(t, 2)) : 0ull;
           wa[k] = t >= 0 ? load_relaxed_u64(word(t, 0)) : 0ull;
           wb[k] = t >= 0 ? load_relaxed_u64(word(t, 1)) : 0ull;
         }
-        n = kPackedWindow;
+        n = kWindow;
         bool ready = true;
 #pragma unroll
-        for (int k = kPackedWindow - 1; k >= 0; --k) {
+        for (int k = kWindow - 1; k >= 0; --k) {
           if (flag_of(wh[k]) == inclusive) n = k, ready = true;
           else if (flag_of(wa[k]) != aggregate || flag_of(wb[k]) != aggregate) n = k, ready = false;
         }
         if (ready) break;
       }
 #pragma unroll
-      for (int k = 0; k < kPackedWindow; ++k)
+      for (int k = 0; k < kWindow; ++k)
         if (k < n) {
           acc_b = fmaf(acc_a, value_of(wb[k]), acc_b);
           acc_a *= value_of(wa[k]);
         }
-      if (n < kPackedWindow) {
+      if (n < kWindow) {
         float hv = 0.0f;
 #pragma unroll
-        for (int k = 0; k < kPackedWindow; ++k)
+        for (int k = 0; k < kWindow; ++k)
           if (k == n) hv = value_of(wh[k]);
         h_in = fmaf(acc_a, hv, acc_b);
         break;
@@ -240,12 +147,6 @@ __device__ __forceinline__ float look_back_packed(const Lookback& lb, const Tile
   store_relaxed_u64(word(tile.id, 2), pack_word(h_out, inclusive));
   *h_end = h_out;
   return h_in;
-}
-
-__device__ __forceinline__ float look_back(const Lookback& lb, const Tile& tile, int rows, float A, float B,
-                                           float h_start, float* h_end) {
-  return lb.packed ? look_back_packed(lb, tile, rows, A, B, h_start, h_end)
-                   : look_back_fenced(lb, tile, rows, A, B, h_start, h_end);
 }
 
 }  // namespace overlap::cuda::linrnn_kernel

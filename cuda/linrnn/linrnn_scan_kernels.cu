@@ -120,12 +120,7 @@ cudaError_t launch_scan(const Problem& p, const void* proj, float* h, void* look
   const std::size_t tiles = static_cast<std::size_t>(chunks) * p.B * cbs;
   auto kernel = scan_kernel<WithGate>;
   constexpr int smem = ScanSmemLayout::kBytes;
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); e != cudaSuccess)
-    return e;
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                           cudaSharedmemCarveoutMaxShared);
-      e != cudaSuccess)
-    return e;
+  if (cudaError_t e = allow_tile_smem(kernel, smem); e != cudaSuccess) return e;
   ScanOut out{};
   out.y = WithGate ? static_cast<bf16*>(p.y) : nullptr;
   out.h = WithGate ? nullptr : h;

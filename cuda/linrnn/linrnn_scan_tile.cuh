@@ -4,6 +4,8 @@
 // registers, then the segment aggregates), carries across chunks by look-back, then a second
 // pass that applies the carry-in and emits each step. Shared by the scan kernels and
 // chunk_fused (scan_tiling / chunk_fused_tiling in linrnn_tiling.hpp).
+#include <cuda_runtime.h>
+
 #include "linrnn/linrnn_lookback.cuh"
 
 namespace overlap::cuda::linrnn_kernel {
@@ -30,6 +32,15 @@ struct ScanOut {
   float* hT;        // [B, dv] or null
   int T, dv;
 };
+
+// Host side, before a tile kernel's launch: its dynamic shared memory, and the largest
+// shared-memory carveout so that several CTAs fit on an SM.
+template <class Kernel>
+cudaError_t allow_tile_smem(Kernel* kernel, int bytes) {
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes); e != cudaSuccess)
+    return e;
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+}
 
 template <int ChunkT>
 __device__ __forceinline__ void scan_tile(const ScanSmem& s, const Lookback& lb, const Tile& tile, int rows,

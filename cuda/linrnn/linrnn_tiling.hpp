@@ -33,10 +33,11 @@ constexpr ProjectionGemm projection_gemm_for(int compute_capability) {
 // run of chunk_t/segments steps in registers (one thread per channel and segment), the
 // segment aggregates compose into the chunk's (A, B), and the chunks' carries combine through
 // a decoupled look-back (CUB's single-pass scan: publish the aggregate, then the inclusive h,
-// with flags; tile order from an atomic counter so every predecessor is already running).
+// each value in one 64-bit word with its flag; tile order from an atomic counter so every
+// predecessor is already running).
 // A second pass over the chunk applies the carry-in and writes y (or h).
 struct ScanTiling {
-  int channels_per_cta;  // = 64: 2 warps of one thread per channel publish and look back
+  int channels_per_cta;  // = 64: one thread per channel publishes and looks back
   int threads;
   int chunk_t;           // timesteps per tile
   int segments;          // threads / channels_per_cta: serial runs of chunk_t/segments steps
@@ -87,18 +88,12 @@ struct ChunkFusedTiling {
     return (ring_bytes() > scan_bytes() ? ring_bytes() : scan_bytes()) + (2 * segments + 1) * block_dv * 4 + 16;
   }
 };
-// Short chunks where tiles are few (small B*T*dv: more CTAs to fill the GPU), long ones at
-// large shapes (the W slice is re-read from L2 once per chunk; 128 rows halve that traffic).
-// 32 is a tuning point (OVERLAP_LINRNN_CHUNK_T=32): twice the CTAs of 64 at small shapes.
-constexpr ChunkFusedTiling chunk_fused_tiling(int chunk_t = 64) {
-  return chunk_t == 128  ? ChunkFusedTiling{128, 64, 64, 2, 8, 2, 128, 4}
-         : chunk_t == 32 ? ChunkFusedTiling{32, 64, 64, 3, 8, 2, 128, 4}
-                         : ChunkFusedTiling{64, 64, 64, 3, 8, 2, 128, 4};
-}
-// The chunk length the kernel runs for a shape: 128 once 64-step tiles would exceed four per SM.
-constexpr int chunk_fused_chunk_t(long long B, long long T, long long dv, int sms = 132) {
-  const long long tiles64 = B * ((T + 63) / 64) * ((dv + 63) / 64);
-  return tiles64 > 4LL * sms ? 128 : 64;
-}
+// One chunk length at every shape: 64 timesteps. Measured end to end on the H100 (round-2 first
+// device run, docs/results/linrnn_h100.md) at B=4 / B=16 x T=2048 x d=256 x dv=64 and at
+// B=8 x T=4096 x d=1024 x dv=1024, 64 was the fastest at all three (16.6 / 34.8 / 1062.0 us;
+// 32 steps: 17.2 / 49.2 / 1559.2 us; 128 steps: 26.4 / 37.5 / 1093.5 us; at the large shape
+// the 3% margin over 128 is within run-to-run spread), so the other lengths were deleted
+// rather than chosen by shape.
+constexpr ChunkFusedTiling chunk_fused_tiling() { return {64, 64, 64, 3, 8, 2, 128, 4}; }
 
 }  // namespace overlap::linrnn

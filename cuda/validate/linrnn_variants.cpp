@@ -6,19 +6,6 @@
 #include "validate/gpu_variant.hpp"
 
 namespace overlap::gpu {
-namespace {
-
-const void* ptr(const DeviceTensors& t, const char* name) {
-  auto it = t.find(name);
-  return it == t.end() ? nullptr : it->second.buffer.get();
-}
-
-void* ptr(DeviceTensors& t, const char* name) {
-  auto it = t.find(name);
-  return it == t.end() ? nullptr : it->second.buffer.get();
-}
-
-}  // namespace
 
 std::vector<GpuVariant> linrnn_gpu_variants() {
   std::vector<GpuVariant> out;
@@ -30,7 +17,7 @@ std::vector<GpuVariant> linrnn_gpu_variants() {
       return cuda::linrnn_cannot_implement(v, linrnn::LinrnnShape::from_args(args));
     };
     gv.output_dtype = [](const std::string& output) { return output == "y" ? DType::BF16 : DType::F32; };
-    // Workspace (look-back flags, and the projection for the cuBLAS variants), allocated and
+    // Workspace (look-back words, and the projection for the cuBLAS variants), allocated and
     // zero-filled once, regrown on demand, so timed runs measure the kernels and not an
     // allocation.
     auto workspace = std::make_shared<DeviceBuffer>();
@@ -40,11 +27,11 @@ std::vector<GpuVariant> linrnn_gpu_variants() {
                       "linrnn kernels take x and W as BF16, the vectors hold {} and {}",
                       dtype_name(in.at("x").dtype), dtype_name(in.at("W").dtype));
       cuda::LinrnnDeviceArgs a;
-      a.x = ptr(in, "x");
-      a.W = ptr(in, "W");
-      a.h0 = static_cast<const float*>(ptr(in, "h0"));
-      a.y = ptr(outs, "y");
-      a.hT = static_cast<float*>(ptr(outs, "hT"));
+      a.x = device_ptr(in, "x");
+      a.W = device_ptr(in, "W");
+      a.h0 = static_cast<const float*>(device_ptr(in, "h0"));
+      a.y = device_ptr(outs, "y");
+      a.hT = static_cast<float*>(device_ptr(outs, "hT"));
       const std::size_t need = cuda::linrnn_workspace_bytes(v, shape);
       if (need > workspace->bytes()) {
         *workspace = DeviceBuffer(need);

@@ -51,7 +51,7 @@ KernelSpec projection(const HardwareProfile& hw, const LinrnnDims& d) {
 }
 
 // The decoupled look-back of one tile: publish the aggregate, poll a window of predecessors'
-// flags, fetch their aggregates, publish the inclusive h: about three dependent L2 round trips
+// {value, flag} words, publish the inclusive h: counted as three dependent L2 round trips
 // (more only when a predecessor has not published yet, which the engine does not model).
 Step look_back(const HardwareProfile& hw) {
   return delay(3 * hw.l2_latency_cycles * hw.cycle_ns(), "look-back across chunks");
@@ -144,7 +144,7 @@ KernelSpec full_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
 // through the cp.async ring in tile_k slices), then the same scan and look-back as the scan
 // kernels, with the projection never leaving the SM.
 KernelSpec chunk_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
-  const auto t = linrnn::chunk_fused_tiling(linrnn::chunk_fused_chunk_t(d.B, d.T, d.dv, int(hw.sm_count)));
+  const auto t = linrnn::chunk_fused_tiling();
   KernelSpec k;
   k.name = "linrnn_chunk_fused";
   const std::int64_t dv_blocks = ceil_div(d.dv, t.block_dv), chunks = ceil_div(d.T, t.chunk_t);

@@ -1,13 +1,12 @@
 // Every linrnn variant against every shared test-vector shape: inputs and the float64 oracle
 // from the CPU reference (make_vector_set), outputs poisoned on the device before the run,
 // checked with check_outputs (relative error vs the oracle, no NaN, every element written).
-// Each case runs twice on one workspace with each look-back protocol (fenced, packed), so the
-// look-back's counters and epochs are tested across launches too.
+// Each case runs twice on one workspace, so the look-back's counters and epochs are tested
+// across launches too.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cctype>
-#include <cstdlib>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -15,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "../gpu_test_support.hpp"
 #include "linrnn/linrnn_forward.hpp"
 #include "vectors/poison.hpp"
 #include "vectors/vectors.hpp"
@@ -27,37 +27,8 @@ void PrintTo(const Variant& v, std::ostream* os) { *os << cuda::linrnn_variant_n
 namespace overlap::cuda {
 namespace {
 
-bool gpu_present() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
-#define CUDA_OK(call)                                                     \
-  do {                                                                    \
-    cudaError_t e_ = (call);                                              \
-    ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_); \
-  } while (0)
-
-// A device buffer, optionally a copy of a host tensor, freed at scope exit.
-class DeviceBytes {
- public:
-  explicit DeviceBytes(std::size_t bytes) : bytes_(bytes) {
-    if (cudaMalloc(&ptr_, bytes_ ? bytes_ : 1) != cudaSuccess) ptr_ = nullptr;
-  }
-  explicit DeviceBytes(const Tensor& host) : DeviceBytes(host.nbytes()) { upload(host); }
-  ~DeviceBytes() { cudaFree(ptr_); }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-  void* get() const { return ptr_; }
-  void upload(const Tensor& host) {
-    if (ptr_) cudaMemcpy(ptr_, host.bytes().data(), bytes_, cudaMemcpyHostToDevice);
-  }
-  void download(Tensor& host) const { cudaMemcpy(host.bytes().data(), ptr_, bytes_, cudaMemcpyDeviceToHost); }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_;
-};
+using gpu_test::DeviceTensor;
+using gpu_test::gpu_present;
 
 struct VectorCase {
   std::string shape;
@@ -67,8 +38,8 @@ struct VectorCase {
 
 // Odd T (1, 63, 130 = two 64-chunks and a tail, 257, 1000), d not a multiple of the 64-wide
 // k-slice (72, 200), dv not a multiple of the 64-channel block (8, 40, 96), with and without
-// h0 / hT, long_memory (a ~ 0.99: carries cross many chunks), and one case large enough for
-// chunk_fused's 128-step chunks (B*T/64*dv/64 > 4 per SM).
+// h0 / hT, long_memory (a ~ 0.99: carries cross many chunks), and one case with many tiles
+// (B*T/64*dv/64 > 4 per SM: look-back waits on tiles of earlier waves).
 const std::vector<VectorCase> kCases = {
     {"B=2,T=63,d=64,dv=32,h0=1,hT=1", "default", 1},
     {"B=2,T=63,d=64,dv=32,h0=1,hT=1", "long_memory", 2},
@@ -100,18 +71,18 @@ TEST_P(LinrnnForwardGpu, MatchesOracle) {
       "linrnn " + c.shape);
   const linrnn::LinrnnShape shape = linrnn::LinrnnShape::from_args(vs.shape);
 
-  const DeviceBytes x(vs.inputs.at("x")), W(vs.inputs.at("W"));
+  const DeviceTensor x(vs.inputs.at("x")), W(vs.inputs.at("W"));
   const Tensor no_state(DType::F32, {1});
-  const DeviceBytes h0(shape.has_h0 ? vs.inputs.at("h0") : no_state);
+  const DeviceTensor h0(shape.has_h0 ? vs.inputs.at("h0") : no_state);
   TensorMap result;
   result["y"] = Tensor(DType::BF16, shape.y_shape());
   if (shape.want_hT) result["hT"] = Tensor(DType::F32, shape.state_shape());
-  DeviceBytes y(result["y"]);
-  DeviceBytes hT(shape.want_hT ? result["hT"] : no_state);
+  DeviceTensor y(result["y"]);
+  DeviceTensor hT(shape.want_hT ? result["hT"] : no_state);
   const std::size_t ws_bytes = linrnn_workspace_bytes(variant, shape);
-  const DeviceBytes ws(ws_bytes);
+  const DeviceTensor ws(ws_bytes ? ws_bytes : 1);
   ASSERT_TRUE(x.get() && W.get() && h0.get() && y.get() && hT.get() && ws.get());
-  CUDA_OK(cudaMemset(ws.get(), 0, ws_bytes ? ws_bytes : 1));
+  OVERLAP_GPU_TEST_OK(cudaMemset(ws.get(), 0, ws.bytes()));
 
   LinrnnDeviceArgs args;
   args.x = x.get();
@@ -120,17 +91,7 @@ TEST_P(LinrnnForwardGpu, MatchesOracle) {
   args.y = y.get();
   args.hT = shape.want_hT ? static_cast<float*>(hT.get()) : nullptr;
   args.workspace = ws_bytes ? ws.get() : nullptr;
-  // (look-back protocol, chunk_fused chunk length or "" for the shape's default), both read by
-  // the launch from the environment: each protocol twice on the same workspace, then every
-  // chunk length chunk_fused can run.
-  std::vector<std::pair<const char*, const char*>> configs = {
-      {"fenced", ""}, {"fenced", ""}, {"packed", ""}, {"packed", ""}};
-  if (variant == linrnn::Variant::ChunkFused)
-    for (const char* chunk_t : {"32", "64", "128"}) configs.emplace_back("packed", chunk_t);
-  for (std::size_t launch = 0; launch < configs.size(); ++launch) {
-    const auto [protocol, chunk_t] = configs[launch];
-    setenv("OVERLAP_LINRNN_LOOKBACK", protocol, 1);
-    if (*chunk_t) setenv("OVERLAP_LINRNN_CHUNK_T", chunk_t, 1);
+  for (int launch = 0; launch < 2; ++launch) {
     poison(result["y"]);
     y.upload(result["y"]);
     if (shape.want_hT) {
@@ -138,22 +99,18 @@ TEST_P(LinrnnForwardGpu, MatchesOracle) {
       hT.upload(result["hT"]);
     }
     linrnn_forward(variant, args, shape, nullptr);
-    unsetenv("OVERLAP_LINRNN_LOOKBACK");
-    unsetenv("OVERLAP_LINRNN_CHUNK_T");
-    CUDA_OK(cudaDeviceSynchronize());
-    CUDA_OK(cudaGetLastError());
+    OVERLAP_GPU_TEST_OK(cudaDeviceSynchronize());
+    OVERLAP_GPU_TEST_OK(cudaGetLastError());
     y.download(result["y"]);
     if (shape.want_hT) hT.download(result["hT"]);
     for (const OutputCheck& check : check_outputs(vs, result)) {
-      EXPECT_TRUE(check.pass()) << name << " " << c.shape << " " << c.distribution << " launch " << launch << " ("
-                                << protocol << " look-back, chunk_t '" << chunk_t << "'): "
+      EXPECT_TRUE(check.pass()) << name << " " << c.shape << " " << c.distribution << " launch " << launch << ": "
                                 << check.name << " rel_error " << check.rel_error << " (tolerance "
                                 << check.tolerance << "), non-finite " << check.non_finite << ", unwritten "
                                 << check.unwritten << (check.problem.empty() ? "" : ", " + check.problem);
       RecordProperty(check.name + "_rel_error", std::to_string(check.rel_error));
-      std::printf("[ rel_error ] %s %s %s launch %zu %s %s: %s %.3e\n", name.c_str(), c.shape.c_str(),
-                  c.distribution.c_str(), launch, protocol, *chunk_t ? chunk_t : "default", check.name.c_str(),
-                  check.rel_error);
+      std::printf("[ rel_error ] %s %s %s launch %d: %s %.3e\n", name.c_str(), c.shape.c_str(),
+                  c.distribution.c_str(), launch, check.name.c_str(), check.rel_error);
     }
   }
 }
