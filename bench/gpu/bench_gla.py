@@ -17,12 +17,14 @@ import argparse
 import ctypes
 import datetime
 import json
-import math
-import statistics
+import os
 import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(__file__))
+from bench_common import call_capi, copy_bandwidth, l2_flush_buffer, rel_error, tensor_rate, time_calls  # noqa: E402
 
 SHAPES = [(4, 1024, 32, 64, 64), (4, 4096, 32, 64, 64), (8, 4096, 16, 128, 128), (2, 16384, 16, 128, 128)]
 VARIANTS = ["sequential_fused", "sequential_materialized", "pipelined_fused", "pipelined_materialized",
@@ -41,22 +43,14 @@ class OverlapLib:
             ctypes.c_char_p, ctypes.c_int]
 
     def workspace_bytes(self, variant, shape):
-        err = ctypes.create_string_buffer(512)
-        n = self.lib.overlap_gla_workspace_bytes(variant.encode(), *shape, err, 512)
-        if n < 0:
-            raise RuntimeError(err.value.decode())
-        return n
+        return call_capi(self.lib.overlap_gla_workspace_bytes, variant.encode(), *shape)
 
     def forward(self, variant, q, k, v, g, o, workspace, scale):
         B, T, H, K = q.shape
         V = v.shape[-1]
-        err = ctypes.create_string_buffer(512)
-        rc = self.lib.overlap_gla_forward(
-            variant.encode(), q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), None, o.data_ptr(), None,
-            workspace.data_ptr() if workspace is not None else None, B, T, H, K, V, scale,
-            torch.cuda.current_stream().cuda_stream, err, 512)
-        if rc != 0:
-            raise RuntimeError(err.value.decode())
+        call_capi(self.lib.overlap_gla_forward, variant.encode(), q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                  g.data_ptr(), None, o.data_ptr(), None, workspace.data_ptr() if workspace is not None else None,
+                  B, T, H, K, V, scale, torch.cuda.current_stream().cuda_stream)
 
 
 def make_inputs(shape, seed):
@@ -70,49 +64,10 @@ def make_inputs(shape, seed):
     return q, k, v, g
 
 
-def time_calls(fn, n_sets, reps, warmup, flush):
-    """Median milliseconds of fn(i % n_sets) with L2 flushed before each call."""
-    for i in range(warmup):
-        fn(i % n_sets)
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        flush.zero_()
-        starts[i].record()
-        fn(i % n_sets)
-        ends[i].record()
-    torch.cuda.synchronize()
-    times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
-    return statistics.median(times), min(times), max(times)
-
-
-def copy_bandwidth(flush):
-    """Device-to-device copy bandwidth in bytes/s, counting bytes read plus written."""
-    n = 1 << 30
-    src = torch.empty(n, dtype=torch.uint8, device="cuda").random_(0, 255)
-    dst = torch.empty_like(src)
-    ms, _, _ = time_calls(lambda i: dst.copy_(src), 1, 20, 5, flush)
-    return 2 * n / (ms * 1e-3)
-
-
-def tensor_rate(flush):
-    """bf16 tensor-core rate in FLOP/s: a large torch matmul (fp32 accumulation), same method."""
-    n = 8192
-    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    ms, _, _ = time_calls(lambda i: torch.matmul(a, b), 1, 20, 5, flush)
-    return 2 * n ** 3 / (ms * 1e-3)
-
-
 def min_flops(B, T, H, K, V, C=64):
     """Tensor-core FLOPs the chunked form cannot avoid at chunk C: per token and head, the causal
     half of q k^T and of A v (C (K + V)), the inter-chunk q S and the state update (2 x 2KV)."""
     return B * T * H * (C * (K + V) + 4 * K * V)
-
-
-def rel_error(out, ref):
-    return (out.float() - ref.float()).norm().item() / max(ref.float().norm().item(), 1e-30)
 
 
 def main():
@@ -137,7 +92,7 @@ def main():
             print(f"flash-linear-attention not importable: {e!r}", file=sys.stderr)
     shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split(",")) for s in args.shapes.split(";")]
 
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")  # 5x the H100's 50 MB L2
+    flush = l2_flush_buffer()
     bw = copy_bandwidth(flush)
     rate = tensor_rate(flush)
     props = torch.cuda.get_device_properties(0)
@@ -239,19 +194,21 @@ def print_table(entry, flush=False):
     rows = {r["name"]: r for r in entry["rows"]}
     seq = rows.get("sequential_fused", {}).get("ms")
     fla_ms = rows.get("fla_chunk_gla", {}).get("ms")
+    sdpa_ms = rows.get("torch_sdpa_causal", {}).get("ms")
     print(f"\n## B={s['B']} T={s['T']} H={s['H']} K={s['K']} V={s['V']}  floor {entry['floor_ms']:.3f} ms "
           f"(bytes {entry['floor_bytes_ms']:.3f} ms, FLOPs {entry['floor_flops_ms']:.3f} ms)")
-    print("| kernel | median ms | floor/time | vs sequential_fused | vs chunk_gla | rel err vs fla |")
-    print("|---|---|---|---|---|---|")
+    print("| kernel | median ms [min, max] | floor/time | vs sequential_fused | vs chunk_gla | vs SDPA | rel err vs fla |")
+    print("|---|---|---|---|---|---|---|")
     for r in entry["rows"]:
         if "ms" not in r:
-            print(f"| {r['name']} | - | - | - | - | {r.get('error', '')} |")
+            print(f"| {r['name']} | - | - | - | - | - | {r.get('error', '')} |")
             continue
         ms = r["ms"]
         f = lambda x: f"{x:.2f}x" if x else "-"
         err = r.get("rel_error_vs_fla")
-        print(f"| {r['name']} | {ms:.3f} | {entry['floor_ms'] / ms:.2f} | {f(seq / ms if seq else None)} | "
-              f"{f(fla_ms / ms if fla_ms else None)} | {'' if err is None else f'{err:.1e}'} |", flush=flush)
+        print(f"| {r['name']} | {ms:.3f} [{r['min_ms']:.3f}, {r['max_ms']:.3f}] | {entry['floor_ms'] / ms:.2f} | "
+              f"{f(seq / ms if seq else None)} | {f(fla_ms / ms if fla_ms else None)} | "
+              f"{f(sdpa_ms / ms if sdpa_ms else None)} | {'' if err is None else f'{err:.1e}'} |", flush=flush)
 
 
 if __name__ == "__main__":

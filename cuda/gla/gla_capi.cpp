@@ -1,17 +1,11 @@
 // C entry point over gla_forward for callers without C++ (the Python benchmark, through
 // ctypes). Errors come back as a non-zero return and a message, never as an exception.
-#include <cstring>
-#include <exception>
-
+#include "common/capi_guard.hpp"
 #include "gla/gla_forward.hpp"
 
 namespace {
 
-void copy_message(const char* text, char* out, int out_len) {
-  if (!out || out_len <= 0) return;
-  std::strncpy(out, text, static_cast<std::size_t>(out_len - 1));
-  out[out_len - 1] = '\0';
-}
+using overlap::cuda::capi_guard;
 
 overlap::gla::GlaShape make_shape(int B, int T, int H, int K, int V, int has_h0, int want_hT, double scale) {
   overlap::gla::GlaShape s;
@@ -33,20 +27,17 @@ extern "C" {
 // Bytes of workspace the variant needs (0: none), or -1 with a message.
 long long overlap_gla_workspace_bytes(const char* variant, int B, int T, int H, int K, int V, char* err,
                                       int err_len) {
-  try {
+  return capi_guard(err, err_len, -1LL, [&] {
     return static_cast<long long>(overlap::cuda::gla_workspace_bytes(overlap::cuda::parse_gla_variant(variant),
                                                                       make_shape(B, T, H, K, V, 0, 0, 0)));
-  } catch (const std::exception& e) {
-    copy_message(e.what(), err, err_len);
-    return -1;
-  }
+  });
 }
 
 // 0 on success; otherwise 1 and the reason (unknown variant, unsupported shape, CUDA error).
 int overlap_gla_forward(const char* variant, const void* q, const void* k, const void* v, const float* g,
                         const float* h0, void* o, float* hT, void* workspace, int B, int T, int H, int K, int V,
                         double scale, void* stream, char* err, int err_len) {
-  try {
+  return capi_guard(err, err_len, 1, [&] {
     overlap::cuda::GlaDeviceArgs a;
     a.q = q;
     a.k = k;
@@ -60,10 +51,7 @@ int overlap_gla_forward(const char* variant, const void* q, const void* k, const
                                make_shape(B, T, H, K, V, h0 != nullptr, hT != nullptr, scale),
                                static_cast<CUstream_st*>(stream));
     return 0;
-  } catch (const std::exception& e) {
-    copy_message(e.what(), err, err_len);
-    return 1;
-  }
+  });
 }
 
 }  // extern "C"

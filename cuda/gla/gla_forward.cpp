@@ -96,14 +96,22 @@ std::size_t gla_workspace_bytes(GlaVariant v, const gla::GlaShape& s) {
 
 GlaVariant default_gla_variant(const gla::GlaShape& s) {
   // The fused pass has B*H*V/64 CTAs walking T/64 chunks each: it fills the GPU only when
-  // there are enough (b, h, v-block) slices; otherwise the materialized carry's chunk-parallel
-  // output kernel wins.
+  // there are enough (b, h, v-block) slices, and there pipelined_fused measured fastest (128
+  // and 256 slices, K = 64 and 128). With fewer slices the materialized carry's
+  // chunk-parallel output kernel wins, fastest in its pingpong form (64 slices, K = 128),
+  // which needs sm_90.
   const std::int64_t slices = s.B * s.H * (s.V / 64);
-  return {Schedule::Pipelined, slices >= 96 ? StateCarry::Fused : StateCarry::Materialized};
+  if (slices >= 96) return {Schedule::Pipelined, StateCarry::Fused};
+  const GlaVariant pingpong{Schedule::Pingpong, StateCarry::Materialized};
+  return gla_can_implement(pingpong, s) ? pingpong : GlaVariant{Schedule::Pipelined, StateCarry::Materialized};
 }
 
-void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, CUstream_st* stream) {
+void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, CUstream_st* stream,
+                 const GlaLaunchOptions& options) {
   if (auto why = gla_cannot_implement(v, s)) fail("gla_forward: {}", *why);
+  OVERLAP_REQUIRE(options.pingpong_units_per_cta >= 0 && options.pingpong_units_per_cta <= 2,
+                  "gla_forward {}: pingpong_units_per_cta must be 0 (by shape), 1 or 2, not {}",
+                  gla_variant_name(v), options.pingpong_units_per_cta);
   OVERLAP_REQUIRE(a.q && a.k && a.v && a.g && a.o, "gla_forward {}: q, k, v, g and o must be device pointers",
                   gla_variant_name(v));
   OVERLAP_REQUIRE(!s.has_h0 || a.h0, "gla_forward {}: the shape says h0=1 but h0 is null", gla_variant_name(v));
@@ -123,6 +131,7 @@ void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, C
   p.K = static_cast<int>(s.K);
   p.V = static_cast<int>(s.V);
   p.scale = static_cast<float>(s.scale > 0 ? s.scale : 1.0 / std::sqrt(static_cast<double>(s.K)));
+  p.units_per_cta = options.pingpong_units_per_cta;
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
   if (v.carry == StateCarry::Fused) {
     check_cuda(v.schedule == Schedule::Pingpong ? gla_launch::pingpong_fused(p, stream)

@@ -50,12 +50,20 @@ std::optional<std::string> gla_cannot_implement(GlaVariant variant, const gla::G
 bool gla_can_implement(GlaVariant variant, const gla::GlaShape& shape);
 // Device scratch gla_forward needs for this variant and shape (0 for fused carry).
 std::size_t gla_workspace_bytes(GlaVariant variant, const gla::GlaShape& shape);
-// The variant the library runs when the caller does not choose.
+// The variant the library runs when the caller does not choose: the fastest measured at
+// shapes like this one (docs/results/gla_h100.md) among those that can run it.
 GlaVariant default_gla_variant(const gla::GlaShape& shape);
 
+// Launch choices the library otherwise makes by shape (gla_tiling.hpp); a caller forces one
+// to run a path the shape would not pick (the GPU tests cover every path this way).
+struct GlaLaunchOptions {
+  // Pingpong, materialized carry: work units per CTA, 1 or 2; 0 = gla::pingpong_units_per_cta.
+  int pingpong_units_per_cta = 0;
+};
+
 // Enqueues the forward pass on `stream`. Throws overlap::Error on a shape the variant cannot
-// run, a null required pointer, or a CUDA launch error.
+// run, a null required pointer, an invalid option, or a CUDA launch error.
 void gla_forward(GlaVariant variant, const GlaDeviceArgs& args, const gla::GlaShape& shape,
-                 CUstream_st* stream);
+                 CUstream_st* stream, const GlaLaunchOptions& options = {});
 
 }  // namespace overlap::cuda

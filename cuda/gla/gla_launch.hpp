@@ -16,6 +16,8 @@ struct Problem {
   void* states;  // bf16 [B,H,NT,K,V] (materialized carry)
   int B, T, H, K, V;
   float scale;
+  // Pingpong, materialized carry: work units per CTA (1 or 2); 0 = gla::pingpong_units_per_cta.
+  int units_per_cta;
 };
 
 // stages: 1 = sequential, 2 = pipelined. chunks_per_cta: the output kernel's chunk group.

@@ -1,15 +1,19 @@
 #pragma once
 // The pingpong gla forward kernels (SPEC section 1, Hopper warp specialization): the pieces
-// every form uses, and the "paired" form, in which each consumer warpgroup walks its own work
-// unit. The fused carry's default is the "split" form (gla_pingpong_split.cuh: one slice per
-// CTA, the two consumers splitting its chunk loop by role); the paired form runs
+// every form uses (the TMA producer, the ring layout, the operand builders and GEMMs), and the
+// "paired" form, in which each consumer warpgroup walks its own work unit. The fused carry
+// runs the "split" form (gla_pingpong_split.cuh: one slice per CTA, the two consumers splitting
+// its chunk loop by role); the materialized carry runs the paired form:
 //
-//   Pass::Fused    each consumer warpgroup walks all chunks of one (b, h, v-block) slice;
-//                  S stays in its registers (reached with OVERLAP_GLA_PINGPONG_FUSED=paired).
-//   Pass::States   materialized carry, kernel 1: as Fused without q or o; writes every
-//                  entry state S_n (bf16) and hT.
-//   Pass::Outputs  materialized carry, kernel 2: a consumer warpgroup takes a group of
-//                  chunks of one slice; S_n arrives with each chunk.
+//   Pass::States   kernel 1: a consumer warpgroup walks all chunks of one (b, h, v-block)
+//                  slice with S in its registers; writes every entry state S_n (bf16) and hT.
+//   Pass::Outputs  kernel 2: a consumer warpgroup takes a group of chunks of one slice; S_n
+//                  arrives with each chunk.
+//
+// (A paired fused form, each consumer walking a whole slice with S in registers, lost to the
+// split form at every benchmark shape in the same run, and at K = 128 it needed more
+// registers than it had (ptxas: 124 bytes spilled); it was removed. Pass::Fused names the
+// split form's ring.)
 //
 // Roles (384 threads): warpgroup 0 is the producer: after setmaxnreg gives its registers
 // away, one thread issues every TMA load into a ring of shared-memory stages, each guarded by
@@ -20,10 +24,10 @@
 // unit (consumer 1 idles, consumer 0 takes the whole ring): the units then spread over twice
 // as many SMs, which measured faster than pairing them (docs/results/gla_h100.md).
 //
-// Why the paired consumers take two independent units: in the fused carry the state is a
-// recurrence along the chunks of one slice, so one slice's chunks cannot be split between
-// two warpgroups without a hand-off per chunk (the split form pays that hand-off); two
-// slices (another head, or the other V-block of the same head) have no dependence at all.
+// Why the paired consumers take two independent units: the state pass is a recurrence along
+// the chunks of one slice, so one slice's chunks cannot be split between two warpgroups
+// without a hand-off per chunk (the split form pays that hand-off); two slices (another head,
+// or the other V-block of the same head) have no dependence at all.
 // Each consumer alternates element-wise phases (cumulative sum of the gates, decayed keys and
 // queries, the diagonal blocks on mma.sync) with wgmma phases; while one is in its
 // element-wise phase the other's wgmmas run, which is FlashAttention-3's pingpong with the
@@ -86,8 +90,8 @@ struct Params {
 };
 
 // Shared memory, from the one tiling definition: the ring (stage = q, k, v, g [, S_n]), then
-// per consumer the 1024-aligned buffers (decayed keys, bf16 state), then the small ones
-// (diagonal blocks, cumsum totals), then the mbarriers.
+// per consumer the 1024-aligned decayed keys, then the small buffers (diagonal blocks, cumsum
+// totals), then the mbarriers. The split form (Pass::Fused) uses only the ring's offsets.
 template <int K, Pass P>
 struct Layout {
   static constexpr gla::Tiling kTiling = tiling_of(K, P);
@@ -101,10 +105,8 @@ struct Layout {
   static constexpr int kStageBytes = kS + (kFusedCarry ? 0 : K * kBlockV * 2);
   static constexpr int kRing = kStageBytes * kStages;
   static constexpr int kKdBytes = kChunk * K * 2;
-  static constexpr int kSbufBytes = kFusedCarry ? K * kBlockV * 2 : 0;
   static constexpr int kKd = kRing;
-  static constexpr int kSbuf = kKd + kConsumers * kKdBytes;
-  static constexpr int kDiag = kSbuf + kConsumers * kSbufBytes;  // 4 x 16 x 16 fp32 per consumer
+  static constexpr int kDiag = kKd + kConsumers * kKdBytes;  // 4 x 16 x 16 fp32 per consumer
   static constexpr int kTotals = kDiag + kConsumers * 4 * 256 * 4;  // 128 floats per consumer
   static constexpr int kBars = kTotals + kConsumers * 128 * 4;
   static constexpr int kBytes = kBars + 2 * 8 * kStages + 1024;  // + alignment slack
@@ -520,6 +522,27 @@ __device__ void producer(const Params& p, unsigned char* smem, std::uint64_t* fu
   }
 }
 
+// The producer warpgroup's part of every pingpong kernel: it gives its registers to the
+// consumers, then one thread prefetches the tensor maps and issues every load.
+template <int K, Pass P>
+__device__ __forceinline__ void producer_warpgroup(const Params& p, unsigned char* smem, std::uint64_t* full,
+                                                   std::uint64_t* empty) {
+  sm90::setmaxnreg_dec<kProducerRegs>();
+  if (threadIdx.x != 0) return;
+  sm90::tma_prefetch_map(&p.q_map);
+  sm90::tma_prefetch_map(&p.k_map);
+  sm90::tma_prefetch_map(&p.v_map);
+  sm90::tma_prefetch_map(&p.g_map);
+  producer<K, P>(p, smem, full, empty);
+}
+
+// The dynamic shared memory rounded up to the 1024 bytes the 128-byte swizzle needs. Aligned
+// by an offset from smem_raw (not through an integer cast of the pointer), so the compiler
+// still knows every access is to shared memory (LDS/STS, not generic LD/ST).
+__device__ __forceinline__ unsigned char* aligned_smem(unsigned char* smem_raw) {
+  return smem_raw + ((1024 - (sm90::smem_addr(smem_raw) & 1023)) & 1023);
+}
+
 template <int K, Pass P>
 __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* full, std::uint64_t* empty, int c) {
   using L = Layout<K, P>;
@@ -529,7 +552,6 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
   const Lane l;
   const int bar = 1 + c;  // named barrier of this consumer's 128 threads
   unsigned char* kd = smem + L::kKd + c * L::kKdBytes;
-  unsigned char* sbuf = smem + L::kSbuf + c * L::kSbufBytes;
   float* scratch = reinterpret_cast<float*>(smem + L::kDiag) + (c * 4 + l.warp) * 256;
   float* totals = reinterpret_cast<float*>(smem + L::kTotals) + c * 128;
   const long long v_row0 = ((long long)w.b * p.T * p.H + w.h) * p.V + w.vb * kBlockV;
@@ -539,13 +561,7 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
   __syncwarp();
 
   State<K> S;
-  if constexpr (P != Pass::Outputs) {
-    S.load(l, p.h0 ? p.h0 + state0 : nullptr, p.V);
-    if constexpr (P == Pass::Fused) {
-      S.store_smem_bf16(l, sbuf);
-      sm90::fence_proxy_async();
-    }
-  }
+  if constexpr (P == Pass::States) S.load(l, p.h0 ? p.h0 + state0 : nullptr, p.V);
 
   for (int it = 0; it < w.count; ++it) {
     const int n = w.n_begin + it;
@@ -577,23 +593,14 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
       std::uint32_t qe[K / 16][4];  // q_i 2^{b_i}: A of the inter-chunk GEMM in G2
       intra_off_diagonal<K>(acc_a, qe, q, b, kd, l);
 
-      // E2: the diagonal block on mma.sync; in the fused carry, the decayed keys are rebuilt
-      // for the chunk's end (the state update's operand) once every warp's G1 is done.
-      if constexpr (P == Pass::Fused) sm90::named_sync(bar, 128);
+      // E2: the diagonal block on mma.sync.
       diagonal_block<K>(q, k, b, l, scratch);
       __syncwarp();
-      if constexpr (P == Pass::Fused) {
-        decay_keys<K, true>(k, b, kd);
-        sm90::fence_proxy_async();
-        sm90::named_sync(bar, 128);
-      }
 
       // G2: o = (q 2^b) S_n + A V, A's key blocks left of the diagonal from G1, the diagonal
-      // from scratch.
-      const unsigned char* s_n = P == Pass::Fused ? sbuf : st + L::kS;
+      // from scratch, S_n from the stage.
       std::uint32_t am[4][4];
-      issue_output_gemms<K>(acc_o, am, qe, acc_a, scratch, s_n, v, l);
-      if constexpr (P == Pass::Fused) S.update(l, b, kd, v);  // G3 runs behind G2
+      issue_output_gemms<K>(acc_o, am, qe, acc_a, scratch, st + L::kS, v, l);
       sm90::wgmma_wait<0>();
       sm90::fence_regs(acc_o);
 #pragma unroll
@@ -604,7 +611,7 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
       S.update(l, b, kd, v);
       sm90::wgmma_wait<0>();
     }
-    if constexpr (P != Pass::Outputs) {
+    if constexpr (P == Pass::States) {
 #pragma unroll
       for (int mt = 0; mt < State<K>::kTiles; ++mt) sm90::fence_regs(S.s[mt]);
     }
@@ -613,29 +620,20 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
     sm90::fence_proxy_async();
     sm90::mbar_arrive(&empty[s]);
 
-    if constexpr (P != Pass::States) store_o(p, acc_o, v_row0, n, l);
-    if constexpr (P == Pass::Fused) {
-      // S_{n+1} for the next chunk's G2. Each warp's share of a wgmma runs on its own
-      // sub-partition's tensor core, so one warp's wait does not cover another warp's read of
-      // the old S_n: wait for all four first.
-      sm90::named_sync(bar, 128);
-      S.store_smem_bf16(l, sbuf);
-      sm90::fence_proxy_async();
-    }
-    // The next chunk starts with the cumsum's barrier before any shared S or kd is read.
+    if constexpr (P == Pass::Outputs) store_o(p, acc_o, v_row0, n, l);
+    // The next chunk starts with the cumsum's barrier before any shared kd is read.
   }
-  if constexpr (P != Pass::Outputs) {
+  if constexpr (P == Pass::States) {
     if (p.hT) S.store(l, p.hT + state0, p.V);
   }
 }
 
 template <int K, Pass P>
 __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_kernel(const __grid_constant__ Params p) {
+  static_assert(P != Pass::Fused, "the fused carry runs the split form (gla_pingpong_split.cuh)");
   using L = Layout<K, P>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  // Aligned by an offset from smem_raw (not through an integer cast of the pointer), so the
-  // compiler still knows every access is to shared memory (LDS/STS, not generic LD/ST).
-  unsigned char* smem = smem_raw + ((1024 - (sm90::smem_addr(smem_raw) & 1023)) & 1023);
+  unsigned char* smem = aligned_smem(smem_raw);
   auto* full = reinterpret_cast<std::uint64_t*>(smem + L::kBars);
   std::uint64_t* empty = full + L::kStages;
   if (threadIdx.x == 0) {
@@ -648,14 +646,7 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_kernel(const __grid_
   __syncthreads();
   const int wg = threadIdx.x / 128;
   if (wg == 0) {
-    sm90::setmaxnreg_dec<kProducerRegs>();
-    if (threadIdx.x == 0) {
-      sm90::tma_prefetch_map(&p.q_map);
-      sm90::tma_prefetch_map(&p.k_map);
-      sm90::tma_prefetch_map(&p.v_map);
-      sm90::tma_prefetch_map(&p.g_map);
-      producer<K, P>(p, smem, full, empty);
-    }
+    producer_warpgroup<K, P>(p, smem, full, empty);
   } else {
     sm90::setmaxnreg_inc<kConsumerRegs>();
     consumer<K, P>(p, smem, full, empty, wg - 1);

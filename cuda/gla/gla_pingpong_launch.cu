@@ -5,9 +5,6 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-#include <cstring>
-
 #include "gla/gla_launch.hpp"
 #include "gla/gla_pingpong_kernel.cuh"
 #include "gla/gla_pingpong_split.cuh"
@@ -51,20 +48,18 @@ cudaError_t make_bthd_map(CUtensorMap* map, CUtensorMapDataType type, int elem, 
   return make_map(map, type, base, dims, strides, box);
 }
 
-// Work units per CTA: both consumers take one (pingpong) unless the units are no more than
-// the SMs, where one unit per CTA spreads them over twice as many SMs. The environment
-// variable OVERLAP_GLA_PINGPONG_UNITS_PER_CTA (1 or 2) overrides the choice, so that the
-// benchmark can measure both at one shape.
-int units_per_cta(int units) {
-  if (const char* env = std::getenv("OVERLAP_GLA_PINGPONG_UNITS_PER_CTA")) {
-    if (std::strcmp(env, "1") == 0) return 1;
-    if (std::strcmp(env, "2") == 0) return 2;
+// Work units per CTA: the caller's choice (1 or 2), or by the unit count and this GPU's SMs
+// (gla::pingpong_units_per_cta, the tiling's rule).
+cudaError_t units_per_cta(int units, int forced, int* out) {
+  if (forced == 1 || forced == 2) {
+    *out = forced;
+    return cudaSuccess;
   }
   int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    return pp::kConsumers;
-  return units <= sms ? 1 : pp::kConsumers;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
+  *out = gla::pingpong_units_per_cta(units, sms);
+  return cudaSuccess;
 }
 
 // Tensor maps and scalars of the kernel parameters (units_per_cta is the caller's).
@@ -101,8 +96,8 @@ cudaError_t fill_params(pp::Params& kp, const Problem& p, int chunks_per_cta) {
   return e;
 }
 
-// The fused carry's default form: one slice per CTA, its two consumers split the chunk loop
-// by role (gla_pingpong_split.cuh).
+// The fused carry: one slice per CTA, its two consumers split the chunk loop by role
+// (gla_pingpong_split.cuh).
 template <int K>
 cudaError_t launch_split(const Problem& p, cudaStream_t stream) {
   using L = pp::SplitLayout<K>;
@@ -120,13 +115,7 @@ cudaError_t launch_split(const Problem& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// OVERLAP_GLA_PINGPONG_FUSED=paired runs the fused carry's other form (each consumer its own
-// slice, gla_pingpong_kernel.cuh), for measuring one against the other.
-bool fused_paired() {
-  const char* env = std::getenv("OVERLAP_GLA_PINGPONG_FUSED");
-  return env && std::strcmp(env, "paired") == 0;
-}
-
+// The materialized carry's two kernels (paired form, gla_pingpong_kernel.cuh).
 template <int K, Pass P>
 cudaError_t launch(const Problem& p, int chunks_per_cta, cudaStream_t stream) {
   using L = pp::Layout<K, P>;
@@ -134,10 +123,7 @@ cudaError_t launch(const Problem& p, int chunks_per_cta, cudaStream_t stream) {
   static_assert(tiling.chunk == pp::kChunk && tiling.block_v == pp::kBlockV && tiling.threads() == pp::kThreads &&
                     tiling.consumer_warpgroups == pp::kConsumers && tiling.max_regs_per_thread == pp::kConsumerRegs,
                 "kernel and gla_tiling.hpp disagree");
-  // The fused carry's tiling describes the split form (launch_split); its paired form (each
-  // consumer its own slice, kept for measuring one against the other) only has to fit.
-  static_assert(P == Pass::Fused ? L::kBytes <= 227 * 1024 : tiling.smem_bytes(K, pp::kBlockV) == L::kBytes,
-                "shared-memory layout and gla_tiling.hpp disagree");
+  static_assert(tiling.smem_bytes(K, pp::kBlockV) == L::kBytes, "shared-memory layout and gla_tiling.hpp disagree");
   constexpr int smem = L::kBytes;
   auto kernel = pp::gla_pingpong_kernel<K, P>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); e != cudaSuccess)
@@ -145,7 +131,7 @@ cudaError_t launch(const Problem& p, int chunks_per_cta, cudaStream_t stream) {
   pp::Params kp{};
   cudaError_t e = fill_params<K, P>(kp, p, chunks_per_cta);
   if (e != cudaSuccess) return e;
-  kp.units_per_cta = units_per_cta(kp.units);
+  if (e = units_per_cta(kp.units, p.units_per_cta, &kp.units_per_cta); e != cudaSuccess) return e;
   const dim3 grid(static_cast<unsigned>((kp.units + kp.units_per_cta - 1) / kp.units_per_cta));
   kernel<<<grid, pp::kThreads, smem, stream>>>(kp);
   return cudaGetLastError();
@@ -154,8 +140,6 @@ cudaError_t launch(const Problem& p, int chunks_per_cta, cudaStream_t stream) {
 }  // namespace
 
 int pingpong_fused(const Problem& p, CUstream_st* stream) {
-  if (fused_paired())
-    return p.K == 64 ? launch<64, Pass::Fused>(p, 0, stream) : launch<128, Pass::Fused>(p, 0, stream);
   return p.K == 64 ? launch_split<64>(p, stream) : launch_split<128>(p, stream);
 }
 

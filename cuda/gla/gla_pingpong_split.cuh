@@ -159,7 +159,7 @@ template <int K>
 __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_split_kernel(const __grid_constant__ Params p) {
   using L = SplitLayout<K>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  unsigned char* smem = smem_raw + ((1024 - (sm90::smem_addr(smem_raw) & 1023)) & 1023);
+  unsigned char* smem = aligned_smem(smem_raw);
   auto* base = reinterpret_cast<std::uint64_t*>(smem + L::kBars);
   const SplitBars bars(base, L::kStages);
   if (threadIdx.x == 0) {
@@ -179,14 +179,7 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_split_kernel(const _
   __syncthreads();
   const int wg = threadIdx.x / 128;
   if (wg == 0) {
-    sm90::setmaxnreg_dec<kProducerRegs>();
-    if (threadIdx.x == 0) {
-      sm90::tma_prefetch_map(&p.q_map);
-      sm90::tma_prefetch_map(&p.k_map);
-      sm90::tma_prefetch_map(&p.v_map);
-      sm90::tma_prefetch_map(&p.g_map);
-      producer<K, Pass::Fused>(p, smem, bars.full, bars.empty);
-    }
+    producer_warpgroup<K, Pass::Fused>(p, smem, bars.full, bars.empty);
   } else {
     sm90::setmaxnreg_inc<kConsumerRegs>();
     if (wg == 1) split_output_role<K>(p, smem, bars);

@@ -114,11 +114,19 @@ constexpr Tiling tiling_for(Schedule schedule, StateCarry carry, int K, int V) {
       // and two consumer warpgroups; 4 stages at K = 64, 2 at K = 128 (227 KB of shared
       // memory). Fused carry: the consumers split one slice's chunk loop by role and the ring
       // serves that slice. Materialized carry: each consumer walks its own work unit with
-      // half the ring, or the whole ring where the launcher gives a CTA a single unit (no
-      // more units than SMs).
+      // half the ring, or the whole ring where a CTA has a single unit
+      // (pingpong_units_per_cta below).
       return {schedule, carry, 64, 16, block_v, K == 64 ? 4 : 2, 4, 2, 0, 240, 4};
   }
   return {};
 }
+
+// Pingpong, materialized carry: work units (state pass: slices; output pass: slice x chunk
+// group) per CTA of each of its two kernels, by the unit count and the GPU's SM count. Two
+// keep both consumer warpgroups of an SM busy. Where the units are no more than the SMs, one
+// unit per CTA spreads them over up to twice as many SMs (consumer 1 idles, consumer 0 takes
+// the whole ring); measured faster than two per CTA at (4,1024,32,64,64) and (4,4096,32,64,64)
+// (docs/results/gla_h100.md). The fused carry's split form always runs one slice per CTA.
+constexpr int pingpong_units_per_cta(long long units, int sms) { return units <= sms ? 1 : 2; }
 
 }  // namespace overlap::gla

@@ -4,8 +4,8 @@
 #   bash tools/device/gla_run.sh [tests|bench|ncu|all|all_ncu|ncu_pp|tests_ncu_pp]
 # Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
 # SANITIZER_TIMEOUT, BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_gla.py arguments),
-# BENCH2_ARGS / BENCH2_ENV (a second benchmark pass with environment variables, e.g.
-# OVERLAP_GLA_PINGPONG_FUSED=paired), NCU_SHAPE / NCU_VARIANT (ncu_pp).
+# BENCH2_ARGS (a second benchmark pass, other arguments), NCU_SHAPE / NCU_VARIANT (ncu_pp).
+# These configure this script only; the library has no environment knobs.
 set -o pipefail
 what=${1:-all}
 OUT=${OUT:-out}
@@ -39,8 +39,8 @@ if [[ $what == bench || $what == all || $what == all_ncu || $what == tests_ncu_p
     --out "$OUT/bench_gla.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" | grep -v Warning || status=1
 fi
 if [[ -n ${BENCH2_ARGS:-} ]]; then
-  # A second benchmark pass (e.g. with OVERLAP_GLA_PINGPONG_UNITS_PER_CTA set in BENCH2_ENV).
-  env ${BENCH2_ENV:-} PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-300} python3 bench/gpu/bench_gla.py \
+  # A second benchmark pass (e.g. other shapes or reps).
+  PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-300} python3 bench/gpu/bench_gla.py \
     --lib "$B/cuda/gla/liboverlap_gla_capi.so" --out "$OUT/bench_gla_2.json" $BENCH2_ARGS 2>&1 |
     tee "$OUT/bench_2.log" | grep -v Warning || status=1
 fi
@@ -64,14 +64,14 @@ if [[ $what == ncu_pp || $what == tests_ncu_pp ]]; then
   shape=${NCU_SHAPE:-4,4096,32,64,64}
   variant=${NCU_VARIANT:-pingpong_fused}
   bench="bench/gpu/bench_gla.py --lib $B/cuda/gla/liboverlap_gla_capi.so --no-peers --reps 1 --warmup 1 --variants $variant --shapes $shape"
-  timeout 150 ncu --kernel-name regex:gla_pingpong_kernel --launch-skip 1 --launch-count 1 \
+  timeout 150 ncu --kernel-name regex:gla_pingpong --launch-skip 1 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
     --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section SourceCounters \
     python3 $bench >"$OUT/ncu_${variant}_${shape//,/_}.txt" 2>&1
   echo "ncu details: exit $?"
   grep -E "Duration|Registers Per|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall|Achieved Occupancy|Throughput" \
     "$OUT/ncu_${variant}_${shape//,/_}.txt" | head -30
-  timeout 150 ncu --kernel-name regex:gla_pingpong_kernel --launch-skip 1 --launch-count 1 --section SourceCounters \
+  timeout 150 ncu --kernel-name regex:gla_pingpong --launch-skip 1 --launch-count 1 --section SourceCounters \
     --section WarpStateStats --page source --print-source sass --csv python3 $bench >"$OUT/ncu_sass.csv" 2>&1
   echo "ncu source: exit $? ($(wc -l <"$OUT/ncu_sass.csv") lines)"
 fi

@@ -6,9 +6,6 @@
 
 #include <cctype>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <utility>
 #include <ostream>
 #include <string>
 #include <tuple>
@@ -16,6 +13,7 @@
 
 #include "gla/gla_forward.hpp"
 #include "gla/inputs.hpp"
+#include "../gpu_test_support.hpp"
 #include "vectors/poison.hpp"
 #include "vectors/vectors.hpp"
 
@@ -26,35 +24,8 @@ void PrintTo(const GlaVariant& v, std::ostream* os) { *os << gla_variant_name(v)
 
 namespace {
 
-bool gpu_present() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
-#define CUDA_OK(call)                                                             \
-  do {                                                                            \
-    cudaError_t e_ = (call);                                                      \
-    ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_);         \
-  } while (0)
-
-// A device copy of a host tensor, freed at scope exit.
-class DeviceTensor {
- public:
-  explicit DeviceTensor(const Tensor& host) : bytes_(host.nbytes()) {
-    if (cudaMalloc(&ptr_, bytes_) != cudaSuccess) ptr_ = nullptr;
-    else cudaMemcpy(ptr_, host.bytes().data(), bytes_, cudaMemcpyHostToDevice);
-  }
-  ~DeviceTensor() { cudaFree(ptr_); }
-  DeviceTensor(const DeviceTensor&) = delete;
-  DeviceTensor& operator=(const DeviceTensor&) = delete;
-  void* get() const { return ptr_; }
-  void download(Tensor& host) const { cudaMemcpy(host.bytes().data(), ptr_, bytes_, cudaMemcpyDeviceToHost); }
-  void upload(const Tensor& host) { cudaMemcpy(ptr_, host.bytes().data(), bytes_, cudaMemcpyHostToDevice); }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_;
-};
+using gpu_test::DeviceTensor;
+using gpu_test::gpu_present;
 
 struct VectorCase {
   std::string shape;
@@ -111,35 +82,24 @@ TEST_P(GlaForwardGpu, MatchesOracle) {
   args.o = o.get();
   args.hT = shape.want_hT ? static_cast<float*>(hT.get()) : nullptr;
 
-  // The pingpong launchers choose a form by the shape (gla_pingpong_launch.cu): the fused carry
-  // splits one slice between its two consumer warpgroups by default, or gives each consumer
-  // its own slice ("paired"), one or two per CTA by the unit count. The test shapes are small,
-  // so every form is forced here in turn through the launchers' environment overrides.
-  using Env = std::vector<std::pair<const char*, const char*>>;
-  std::vector<Env> forms = {{}};
-  if (variant.schedule == gla::Schedule::Pingpong) {
-    const Env upc1 = {{"OVERLAP_GLA_PINGPONG_FUSED", "paired"}, {"OVERLAP_GLA_PINGPONG_UNITS_PER_CTA", "1"}};
-    const Env upc2 = {{"OVERLAP_GLA_PINGPONG_FUSED", "paired"}, {"OVERLAP_GLA_PINGPONG_UNITS_PER_CTA", "2"}};
-    forms = variant.carry == gla::StateCarry::Fused
-                ? std::vector<Env>{{}, upc1, upc2}
-                : std::vector<Env>{{upc1.back()}, {upc2.back()}};  // the materialized carry is paired
-  }
-  for (const Env& env : forms) {
-    std::string form = env.empty() && variant.schedule == gla::Schedule::Pingpong ? " split" : "";
-    for (const auto& [key, value] : env) {
-      setenv(key, value, 1);
-      form += std::string(" ") + (std::strcmp(key, "OVERLAP_GLA_PINGPONG_FUSED") == 0 ? "" : "units_per_cta=") + value;
-    }
+  // The pingpong materialized carry runs one or two work units per CTA, chosen by the unit
+  // count (gla::pingpong_units_per_cta); the test shapes are small (one per CTA), so both are
+  // forced here in turn through the launch options.
+  std::vector<GlaLaunchOptions> forms = {{}};
+  if (variant.schedule == gla::Schedule::Pingpong && variant.carry == gla::StateCarry::Materialized)
+    forms = {{.pingpong_units_per_cta = 1}, {.pingpong_units_per_cta = 2}};
+  for (const GlaLaunchOptions& options : forms) {
+    const std::string form =
+        options.pingpong_units_per_cta ? " units_per_cta=" + std::to_string(options.pingpong_units_per_cta) : "";
     poison(result["o"]);
     o.upload(result["o"]);
     if (shape.want_hT) {
       poison(result["hT"]);
       hT.upload(result["hT"]);
     }
-    gla_forward(variant, args, shape, nullptr);
-    CUDA_OK(cudaDeviceSynchronize());
-    CUDA_OK(cudaGetLastError());
-    for (const auto& [key, value] : env) unsetenv(key);
+    gla_forward(variant, args, shape, nullptr, options);
+    OVERLAP_GPU_TEST_OK(cudaDeviceSynchronize());
+    OVERLAP_GPU_TEST_OK(cudaGetLastError());
 
     o.download(result["o"]);
     if (shape.want_hT) hT.download(result["hT"]);
@@ -187,6 +147,7 @@ TEST(GlaForwardContract, RefusesUnsupportedShapesClearly) {
   s.K = 64;
   EXPECT_TRUE(gla_can_implement(default_gla_variant(s), s));
   EXPECT_THROW(parse_gla_variant("warp_speed"), Error);
+  EXPECT_THROW(gla_forward(default_gla_variant(s), GlaDeviceArgs{}, s, nullptr, {.pingpong_units_per_cta = 3}), Error);
   for (const GlaVariant& v : all_gla_variants()) EXPECT_EQ(parse_gla_variant(gla_variant_name(v)), v);
 }
 
