@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
 
 #include "core/tensor.hpp"
 
@@ -45,5 +48,16 @@ class DeviceTensor {
   void* ptr_ = nullptr;
   std::size_t bytes_;
 };
+
+// One shared test-vector set a GPU test runs: shape text in the workload's keys, input
+// distribution, seed. gtest prints it by name (PrintTo) rather than as bytes.
+struct VectorCase {
+  std::string shape;
+  std::string distribution;
+  std::uint64_t seed;
+};
+inline void PrintTo(const VectorCase& c, std::ostream* os) {
+  *os << c.shape << " " << c.distribution << " seed " << c.seed;
+}
 
 }  // namespace overlap::gpu_test

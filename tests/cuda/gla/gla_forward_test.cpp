@@ -26,12 +26,7 @@ namespace {
 
 using gpu_test::DeviceTensor;
 using gpu_test::gpu_present;
-
-struct VectorCase {
-  std::string shape;
-  std::string distribution;
-  std::uint64_t seed;
-};
+using gpu_test::VectorCase;
 
 // Odd T (1, 63, 130, 257, 1000: tail chunks), K and V in {64, 128}, strong gates (about -7 per
 // step, where an unanchored chunk formula overflows), with and without h0 / hT.
@@ -45,8 +40,6 @@ const std::vector<VectorCase> kCases = {
     {"B=1,T=1000,H=2,K=128,V=128,h0=1,hT=1", "strong_gates", 7},
     {"B=1,T=1000,H=1,K=64,V=64,h0=0,hT=1", "default", 8},
 };
-
-void PrintTo(const VectorCase& c, std::ostream* os) { *os << c.shape << " " << c.distribution << " seed " << c.seed; }
 
 class GlaForwardGpu : public ::testing::TestWithParam<std::tuple<GlaVariant, VectorCase>> {};
 

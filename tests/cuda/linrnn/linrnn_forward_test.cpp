@@ -29,12 +29,7 @@ namespace {
 
 using gpu_test::DeviceTensor;
 using gpu_test::gpu_present;
-
-struct VectorCase {
-  std::string shape;
-  std::string distribution;
-  std::uint64_t seed;
-};
+using gpu_test::VectorCase;
 
 // Odd T (1, 63, 130 = two 64-chunks and a tail, 257, 1000), d not a multiple of the 64-wide
 // k-slice (72, 200), dv not a multiple of the 64-channel block (8, 40, 96), with and without
@@ -51,8 +46,6 @@ const std::vector<VectorCase> kCases = {
     {"B=4,T=2048,d=256,dv=64,h0=0,hT=1", "default", 8},
     {"B=2,T=1100,d=128,dv=1024,h0=1,hT=1", "long_memory", 9},
 };
-
-void PrintTo(const VectorCase& c, std::ostream* os) { *os << c.shape << " " << c.distribution << " seed " << c.seed; }
 
 class LinrnnForwardGpu : public ::testing::TestWithParam<std::tuple<linrnn::Variant, VectorCase>> {};
 
