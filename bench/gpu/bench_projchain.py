@@ -9,10 +9,8 @@ Per shape (B, T, d, H, dk) it times, through the C entry points:
   epilogue_fused               1 CUTLASS sm90 GEMM, activations in the epilogue
   epilogue_fused+pack          the same, packing [W_q|W_k|W_v|W_g|W_alpha] inside every call
   cluster_fused                (refuses: not implemented; the row shows the reason)
---tune adds epilogue_fused rows under other settings of its knobs: w (packed weight layout
-k = transposed / n = as stored), r (tile raster h = CUTLASS heuristic / n / m), s (swizzle),
-e (epilogue f = per-tile fast path / g = per-element path only). The wide variants' main rows use a weight packed once beforehand (as a model packs at load
-time); only the "+pack" row pays the packing copy. Peers, same inputs, same run:
+The wide variants' main rows use a weight packed once beforehand (as a model packs at load time); only
+the "+pack" row pays the packing copy. Peers, same inputs, same run:
   torch_wide_matmul            torch.matmul(x, W_cat) alone (cuBLAS wide GEMM, no activations)
   torch_unfused                PyTorch: five matmuls, F.normalize per head, F.silu, torch.sigmoid
 And the hardware floor: max(bytes that must move / measured D2D copy bandwidth, FLOPs /
@@ -27,21 +25,19 @@ import ctypes
 import datetime
 import json
 import os
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(__file__))
+from bench_common import call_capi, copy_bandwidth, l2_flush_buffer, rel_error, tensor_rate, time_calls  # noqa: E402
 
 SHAPES = [(4, 512, 2048, 16, 128), (4, 1024, 2048, 16, 128), (4, 2048, 2048, 16, 128), (4, 4096, 2048, 16, 128),
           (8, 4096, 2048, 16, 128)]
 VARIANTS = ["unfused", "wide_gemm", "epilogue_fused", "epilogue_fused+pack", "cluster_fused"]
 OUTPUTS = ["q", "k", "v", "g", "alpha"]
 INPUT_SETS = 3
-# epilogue_fused's knobs (cuda/projchain/projchain_forward.cpp): --tune "w=n,r=m,s=8;..."
-KNOBS = {"w": "OVERLAP_PROJCHAIN_WEIGHT", "r": "OVERLAP_PROJCHAIN_RASTER", "s": "OVERLAP_PROJCHAIN_SWIZZLE",
-         "e": "OVERLAP_PROJCHAIN_EPILOGUE"}
-KNOB_DEFAULTS = {"w": "k", "r": "h", "s": "1", "e": "f"}
 
 
 class OverlapLib:
@@ -57,40 +53,23 @@ class OverlapLib:
         self.lib.overlap_projchain_packed_ld.restype = ctypes.c_longlong
         self.lib.overlap_projchain_packed_ld.argtypes = [ci] * 5 + [cc, ci]
 
-    @staticmethod
-    def _check(rc, err):
-        if rc != 0:
-            raise RuntimeError(err.value.decode())
-
     def packed_ld(self, shape):
-        err = ctypes.create_string_buffer(512)
-        n = self.lib.overlap_projchain_packed_ld(*shape, err, 512)
-        self._check(0 if n >= 0 else 1, err)
-        return n
+        return call_capi(self.lib.overlap_projchain_packed_ld, *shape)
 
     def workspace_bytes(self, variant, shape, packed):
-        err = ctypes.create_string_buffer(512)
-        n = self.lib.overlap_projchain_workspace_bytes(variant.encode(), *shape, int(packed), err, 512)
-        self._check(0 if n >= 0 else 1, err)
-        return n
+        return call_capi(self.lib.overlap_projchain_workspace_bytes, variant.encode(), *shape, int(packed))
 
     def pack(self, variant, s, shape):
-        err = ctypes.create_string_buffer(512)
-        rc = self.lib.overlap_projchain_pack(variant.encode(),
-                                             *(s[w].data_ptr() for w in ("W_q", "W_k", "W_v", "W_g", "W_alpha")),
-                                             s["packed"][variant].data_ptr(), *shape,
-                                             torch.cuda.current_stream().cuda_stream, err, 512)
-        self._check(rc, err)
+        call_capi(self.lib.overlap_projchain_pack, variant.encode(),
+                  *(s[w].data_ptr() for w in ("W_q", "W_k", "W_v", "W_g", "W_alpha")),
+                  s["packed"][variant].data_ptr(), *shape, torch.cuda.current_stream().cuda_stream)
 
     def forward(self, variant, s, outs, workspace, shape, prepacked):
-        err = ctypes.create_string_buffer(512)
-        rc = self.lib.overlap_projchain_forward(
-            variant.encode(), s["x"].data_ptr(),
-            *(s[w].data_ptr() for w in ("W_q", "W_k", "W_v", "W_g", "W_alpha")),
-            s["packed"][variant].data_ptr() if prepacked else None, *(outs[o].data_ptr() for o in OUTPUTS),
-            workspace.data_ptr() if workspace is not None else None, *shape,
-            torch.cuda.current_stream().cuda_stream, err, 512)
-        self._check(rc, err)
+        call_capi(self.lib.overlap_projchain_forward, variant.encode(), s["x"].data_ptr(),
+                  *(s[w].data_ptr() for w in ("W_q", "W_k", "W_v", "W_g", "W_alpha")),
+                  s["packed"][variant].data_ptr() if prepacked else None, *(outs[o].data_ptr() for o in OUTPUTS),
+                  workspace.data_ptr() if workspace is not None else None, *shape,
+                  torch.cuda.current_stream().cuda_stream)
 
 
 def make_inputs(shape, seed):
@@ -118,45 +97,6 @@ def torch_unfused(s, H, dk):
 def fp32_reference(s, H, dk):
     f = {k: t.float() for k, t in s.items() if k.startswith("W_") or k == "x"}
     return torch_unfused(f, H, dk)
-
-
-def time_calls(fn, n_sets, reps, warmup, flush):
-    """Median milliseconds of fn(i % n_sets) with L2 flushed before each call."""
-    for i in range(warmup):
-        fn(i % n_sets)
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        flush.zero_()
-        starts[i].record()
-        fn(i % n_sets)
-        ends[i].record()
-    torch.cuda.synchronize()
-    times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
-    return statistics.median(times), min(times), max(times)
-
-
-def copy_bandwidth(flush):
-    """Device-to-device copy bandwidth in bytes/s, counting bytes read plus written."""
-    n = 1 << 30
-    src = torch.empty(n, dtype=torch.uint8, device="cuda").random_(0, 255)
-    dst = torch.empty_like(src)
-    ms, _, _ = time_calls(lambda i: dst.copy_(src), 1, 20, 5, flush)
-    return 2 * n / (ms * 1e-3)
-
-
-def tensor_rate(flush):
-    """bf16 dense matmul FLOP/s of a large square torch.matmul (random operands)."""
-    n = 8192
-    a = torch.randn(n, n, device="cuda").to(torch.bfloat16)
-    b = torch.randn(n, n, device="cuda").to(torch.bfloat16)
-    ms, _, _ = time_calls(lambda i: a @ b, 1, 20, 5, flush)
-    return 2 * n ** 3 / (ms * 1e-3)
-
-
-def rel_error(out, ref):
-    return (out.float() - ref.float()).norm().item() / max(ref.float().norm().item(), 1e-30)
 
 
 def bench_shape(shape, lib, args, flush, bw, rate):
@@ -205,19 +145,8 @@ def bench_shape(shape, lib, args, flush, bw, rate):
             lambda: {o: rel_error(t, ref[o]) for o, t in torch_unfused(sets[0], H, dk).items()})
 
     outs = {o: torch.empty(N, H if o == "alpha" else H * dk, device="cuda", dtype=torch.bfloat16) for o in OUTPUTS}
-    variants = args.variants.split(",")
-    # --tune: epilogue_fused again under each scheduling knob setting (weight layout, raster
-    # order, swizzle); the weights are re-packed for each, the packing is not timed.
-    for config in (args.tune.split(";") if args.tune else []):
-        variants.append("epilogue_fused@" + config)
-    for variant in variants:
-        config = None
-        if "@" in variant:
-            config = dict(kv.split("=") for kv in variant.split("@")[1].split(","))
-            for key, env in KNOBS.items():
-                os.environ[env] = config.get(key, KNOB_DEFAULTS[key])
-            pack_all()
-        base, pack_per_call = variant.split("@")[0].removesuffix("+pack"), variant.endswith("+pack")
+    for variant in args.variants.split(","):
+        base, pack_per_call = variant.removesuffix("+pack"), variant.endswith("+pack")
         prepacked = base in ("wide_gemm", "epilogue_fused") and not pack_per_call
         try:
             ws_bytes = lib.workspace_bytes(base, shape, prepacked)
@@ -237,10 +166,6 @@ def bench_shape(shape, lib, args, flush, bw, rate):
 
         add_row(variant, run, check)
         del ws
-        if config is not None:
-            for env in KNOBS.values():
-                os.environ.pop(env, None)
-            pack_all()
     del sets, ref, outs
     torch.cuda.empty_cache()
     return entry
@@ -274,13 +199,12 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--variants", default=",".join(VARIANTS))
-    ap.add_argument("--tune", default=None, help="epilogue_fused knob settings, e.g. 'w=k,r=n,s=8;w=n,r=h,s=1'")
     ap.add_argument("--shapes", default=None, help="B,T,d,H,dk;... (default: the issue's sweep + reference)")
     args = ap.parse_args()
 
     lib = OverlapLib(args.lib)
     shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split(",")) for s in args.shapes.split(";")]
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")  # 5x the H100's 50 MB L2
+    flush = l2_flush_buffer()
     bw = copy_bandwidth(flush)
     rate = tensor_rate(flush)
     props = torch.cuda.get_device_properties(0)

@@ -1,18 +1,12 @@
 // C entry points over projchain_forward for callers without C++ (the Python benchmark, through
 // ctypes). Errors come back as a non-zero return and a message, never as an exception.
-#include <cstring>
-#include <exception>
-
+#include "common/capi_guard.hpp"
 #include "core/error.hpp"
 #include "projchain/projchain_forward.hpp"
 
 namespace {
 
-void copy_message(const char* text, char* out, int out_len) {
-  if (!out || out_len <= 0) return;
-  std::strncpy(out, text, static_cast<std::size_t>(out_len - 1));
-  out[out_len - 1] = '\0';
-}
+using overlap::cuda::capi_guard;
 
 overlap::projchain::ProjchainShape make_shape(int B, int T, int d, int H, int dk) {
   OVERLAP_REQUIRE(B >= 1 && T >= 1 && d >= 1 && H >= 1 && dk >= 1,
@@ -34,52 +28,44 @@ extern "C" {
 
 // Row stride in elements of the packed weight [d, ld], or -1 with a message.
 long long overlap_projchain_packed_ld(int B, int T, int d, int H, int dk, char* err, int err_len) {
-  try {
-    return overlap::cuda::packed_weight_ld(make_shape(B, T, d, H, dk));
-  } catch (const std::exception& e) {
-    copy_message(e.what(), err, err_len);
-    return -1;
-  }
+  return capi_guard(err, err_len, -1LL,
+                    [&] { return static_cast<long long>(overlap::cuda::packed_weight_ld(make_shape(B, T, d, H, dk))); });
 }
 
 // Bytes of workspace the variant needs (0: none), or -1 with a message.
 long long overlap_projchain_workspace_bytes(const char* variant, int B, int T, int d, int H, int dk, int packed,
                                             char* err, int err_len) {
-  try {
+  return capi_guard(err, err_len, -1LL, [&] {
     return static_cast<long long>(overlap::cuda::projchain_workspace_bytes(
         overlap::cuda::parse_projchain_variant(variant), make_shape(B, T, d, H, dk), packed != 0));
-  } catch (const std::exception& e) {
-    copy_message(e.what(), err, err_len);
-    return -1;
-  }
+  });
 }
 
 // Packs the weights for `variant` (wide_gemm or epilogue_fused) into w_packed; 0 on success,
 // otherwise 1 and the reason.
-int overlap_projchain_pack(const char* variant, const void* w_q, const void* w_k, const void* w_v, const void* w_g, const void* w_alpha,
-                           void* w_packed, int B, int T, int d, int H, int dk, void* stream, char* err, int err_len) {
-  try {
+int overlap_projchain_pack(const char* variant, const void* w_q, const void* w_k, const void* w_v, const void* w_g,
+                           const void* w_alpha, void* w_packed, int B, int T, int d, int H, int dk, void* stream,
+                           char* err, int err_len) {
+  return capi_guard(err, err_len, 1, [&] {
     overlap::cuda::ProjchainDeviceArgs a;
     a.w_q = w_q;
     a.w_k = w_k;
     a.w_v = w_v;
     a.w_g = w_g;
     a.w_alpha = w_alpha;
-    overlap::cuda::projchain_pack_weights(overlap::cuda::parse_projchain_variant(variant), a, w_packed, make_shape(B, T, d, H, dk), static_cast<CUstream_st*>(stream));
+    overlap::cuda::projchain_pack_weights(overlap::cuda::parse_projchain_variant(variant), a, w_packed,
+                                          make_shape(B, T, d, H, dk), static_cast<CUstream_st*>(stream));
     return 0;
-  } catch (const std::exception& e) {
-    copy_message(e.what(), err, err_len);
-    return 1;
-  }
+  });
 }
 
 // 0 on success; otherwise 1 and the reason (unknown variant, unsupported shape, CUDA error).
 // w_packed: from overlap_projchain_pack for the same variant, or null (packed inside the call).
 int overlap_projchain_forward(const char* variant, const void* x, const void* w_q, const void* w_k, const void* w_v,
                               const void* w_g, const void* w_alpha, const void* w_packed, void* q, void* k, void* v,
-                              void* g, void* alpha, void* workspace, int B, int T, int d, int H, int dk, void* stream,
-                              char* err, int err_len) {
-  try {
+                              void* g, void* alpha, void* workspace, int B, int T, int d, int H,
+                              int dk, void* stream, char* err, int err_len) {
+  return capi_guard(err, err_len, 1, [&] {
     overlap::cuda::ProjchainDeviceArgs a;
     a.x = x;
     a.w_q = w_q;
@@ -97,10 +83,7 @@ int overlap_projchain_forward(const char* variant, const void* x, const void* w_
     overlap::cuda::projchain_forward(overlap::cuda::parse_projchain_variant(variant), a, make_shape(B, T, d, H, dk),
                                      static_cast<CUstream_st*>(stream));
     return 0;
-  } catch (const std::exception& e) {
-    copy_message(e.what(), err, err_len);
-    return 1;
-  }
+  });
 }
 
 }  // extern "C"

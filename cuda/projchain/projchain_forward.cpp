@@ -5,7 +5,6 @@
 #include <cuda_runtime.h>
 
 #include <climits>
-#include <cstdlib>
 
 #include "common/cublas_gemm.hpp"
 #include "core/error.hpp"
@@ -30,28 +29,13 @@ void check_launch(const char* error, std::string_view what, Variant v) {
   if (error) fail("projchain_forward {}: {} failed: {}", projchain_variant_name(v), what, error);
 }
 
-// Benchmark knobs of the fused GEMM, read from the environment (they change speed, never
-// results): OVERLAP_PROJCHAIN_WEIGHT = k (transposed packed weight, default) | n;
-// OVERLAP_PROJCHAIN_RASTER = h (CUTLASS heuristic) | n | m; OVERLAP_PROJCHAIN_SWIZZLE = 1|2|4|8;
-// OVERLAP_PROJCHAIN_EPILOGUE = f (per-tile fast path, default) | g (per-element path only).
-char knob(const char* name, char fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? v[0] : fallback;
-}
-
+// The fused GEMM's problem; its tile order comes from projchain_tiling.hpp, as its tiling does.
 launch::FusedProblem fused_problem(const ProjchainDeviceArgs& a, const void* w_packed, const ProjchainShape& s) {
   launch::FusedProblem p{a.x, w_packed, a.q, a.k, a.v, a.g, a.alpha, s.N(), s.d, packed_weight_ld(s),
                          static_cast<int>(s.H), static_cast<int>(s.dk)};
-  p.k_major_weight = projchain_fused_weight_k_major();
-  // Tile order (measured on an H100, docs/results/projchain_h100.md, d=2048, 33 tiles across
-  // the 8208 columns): up to 32 row tiles (N <= 4096) every operand stays in L2 and CUTLASS's
-  // heuristic order is fastest; from 64 row tiles on, rastering along N in groups of 4 row
-  // tiles cut the reference shape from 3.32 to 2.26 ms (swizzle 8 and along-M were slower).
-  const auto t = projchain::gemm_tiling_for(Variant::EpilogueFused, 90);
-  const bool many_row_tiles = (s.N() + t.tile_m - 1) / t.tile_m >= 64;
-  p.raster = knob("OVERLAP_PROJCHAIN_RASTER", many_row_tiles ? 'n' : 'h');
-  p.swizzle = knob("OVERLAP_PROJCHAIN_SWIZZLE", many_row_tiles ? '4' : '1') - '0';
-  p.fast_epilogue = knob("OVERLAP_PROJCHAIN_EPILOGUE", 'f') != 'g';
+  const projchain::FusedTileOrder order = projchain::fused_tile_order(s.N());
+  p.raster = order.raster;
+  p.swizzle = order.swizzle;
   return p;
 }
 
@@ -143,8 +127,6 @@ std::size_t packed_weight_bytes(const ProjchainShape& s) {
   return static_cast<std::size_t>(s.d * packed_weight_ld(s)) * 2;
 }
 
-bool projchain_fused_weight_k_major() { return knob("OVERLAP_PROJCHAIN_WEIGHT", 'k') == 'k'; }
-
 void projchain_pack_weights(ProjchainVariant v, const ProjchainDeviceArgs& w, void* w_packed,
                             const ProjchainShape& s, CUstream_st* stream) {
   OVERLAP_REQUIRE(w.w_q && w.w_k && w.w_v && w.w_g && w.w_alpha && w_packed,
@@ -152,7 +134,7 @@ void projchain_pack_weights(ProjchainVariant v, const ProjchainDeviceArgs& w, vo
   OVERLAP_REQUIRE(v == Variant::WideGemm || v == Variant::EpilogueFused,
                   "projchain_pack_weights: {} takes no packed weight", projchain_variant_name(v));
   const std::int64_t HD = s.heads_width(), ld = packed_weight_ld(s);
-  if (v == Variant::EpilogueFused && projchain_fused_weight_k_major()) {
+  if (v == Variant::EpilogueFused) {
     const launch::PackSources src{{w.w_q, w.w_k, w.w_v, w.w_g, w.w_alpha}, s.d, s.H, s.dk, ld};
     check_launch(launch::pack_weights_k_major(src, w_packed, stream), "weight packing", v);
     return;

@@ -59,11 +59,9 @@ struct ProjchainDeviceArgs {
 // packed_weight_ld: TMA needs 16-byte strides; only the stride is padded, with zeros the GEMM
 // reads but the epilogue never stores, never the problem). Its layout depends on the variant:
 //   wide_gemm        [d, ld], row-major as the weights are stored (cuBLAS's operand)
-//   epilogue_fused   projchain_fused_weight_k_major() ? [ld, d] transposed (K-major B operand)
-//                                                     : [d, ld]
+//   epilogue_fused   [ld, d], transposed (the CUTLASS kernel's K-major B operand)
 std::int64_t packed_weight_ld(const ProjchainShape& shape);
 std::size_t packed_weight_bytes(const ProjchainShape& shape);
-bool projchain_fused_weight_k_major();
 
 // Writes `variant`'s packed weight into `w_packed` (packed_weight_bytes) on `stream`.
 void projchain_pack_weights(ProjchainVariant variant, const ProjchainDeviceArgs& weights, void* w_packed,

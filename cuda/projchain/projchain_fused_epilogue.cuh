@@ -70,8 +70,6 @@ class ProjchainEpilogue {
     int64_t rows = 0;  // N tokens
     int H = 0, dk = 0;
     int dk_log2 = 0;  // dk is a power of two: head slots by shift (a 64-bit division is a call)
-    // false: every tile takes the per-element path (a benchmark / test knob; same results).
-    bool fast_path = true;
   };
   using Params = Arguments;
 
@@ -130,7 +128,7 @@ class ProjchainEpilogue {
     // tile, then straight-line code per output. Others (the alpha tile, segment boundaries
     // inside a tile) take the per-element path.
     const int seg = n_tile0 / HD;  // once per tile
-    const bool uniform = params_.fast_path && seg < 4 && n_tile0 + kTileN <= (seg + 1) * HD && col0 < 8;
+    const bool uniform = seg < 4 && n_tile0 + kTileN <= (seg + 1) * HD && col0 < 8;
     if (uniform) {
       __nv_bfloat16* const out = (seg == 0 ? params_.q : seg == 1 ? params_.k : seg == 2 ? params_.v : params_.g) +
                                  (n_tile0 - seg * HD) + col0;

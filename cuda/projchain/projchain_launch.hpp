@@ -28,7 +28,7 @@ const char* sigmoid(const Slice& s, CUstream_st* stream);
 // The epilogue-fused GEMM: [q|k|v|g|alpha] = activations(x · w_packed).
 struct FusedProblem {
   const void* x;         // bf16 [M, d]
-  const void* w_packed;  // bf16 [d, ldw]
+  const void* w_packed;  // bf16 [ldw, d]: the packed weight, transposed
   void* q;
   void* k;
   void* v;
@@ -36,14 +36,10 @@ struct FusedProblem {
   void* alpha;
   std::int64_t M, d, ldw;
   int H, dk;
-  // Layout of w_packed: false [d, ldw] (as the weights are stored), true [ldw, d] (transposed).
-  bool k_major_weight = false;
-  // Tile order of the persistent scheduler: 'n' (along N first), 'm', or 'h' (CUTLASS's
-  // heuristic); swizzle 1, 2, 4 or 8 (tiles grouped so concurrent CTAs share operands in L2).
+  // Tile order of the persistent scheduler (projchain::fused_tile_order): 'n' (along N first),
+  // 'm', or 'h' (CUTLASS's heuristic); swizzle 1, 2, 4 or 8.
   char raster = 'h';
   int swizzle = 1;
-  // false: every tile takes the epilogue's per-element path (same results; a test knob).
-  bool fast_epilogue = true;
 };
 
 // Transposes the five weights into w_packed [ldw, d] (rows past 4·H·dk + H zeroed).

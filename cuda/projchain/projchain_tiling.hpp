@@ -19,8 +19,24 @@ struct GemmTiling {
   bool persistent;        // one CTA per SM slot, looping over output tiles
   bool tma_store;         // epilogue through shared memory + TMA store (sm_90)
   int max_regs_per_thread;
-  int cluster_n;          // CTAs per cluster along N (1: no cluster)
+  // CTAs per cluster (1: none). ClusterFused's lie along N (one head across the cluster);
+  // EpilogueFused's along M: both row tiles read the same weight tile, loaded once and
+  // multicast to both by TMA.
+  int cluster_size;
 };
+
+// Order of the persistent scheduler's tiles: raster 'n' (along N first), 'm', or 'h' (CUTLASS's
+// heuristic); swizzle 1, 2, 4 or 8 (groups of tiles that share operands in L2). Measured on an
+// H100 (docs/results/projchain_h100.md, d=2048, 33 tiles across the 8208 columns): up to N=4096
+// every operand stays in L2 and the heuristic is fastest; from N=8192 on, along N in groups of 4
+// row tiles cut the reference shape from 3.32 to 2.26 ms (swizzle 8 and along M were slower).
+struct FusedTileOrder {
+  char raster;
+  int swizzle;
+};
+constexpr FusedTileOrder fused_tile_order(long long rows) {
+  return rows >= 8192 ? FusedTileOrder{'n', 4} : FusedTileOrder{'h', 1};
+}
 
 constexpr GemmTiling gemm_tiling_for(Variant v, int compute_capability) {
   if (compute_capability >= 90) {
@@ -28,11 +44,16 @@ constexpr GemmTiling gemm_tiling_for(Variant v, int compute_capability) {
     // half the L2 traffic per FLOP of 128x128. ClusterFused uses half-head tiles (N = 64) so
     // one head spans a cluster of dk/64 CTAs.
     if (v == Variant::ClusterFused) return {128, 64, 64, 6, 8, true, true, true, 232, 2};
-    // EpilogueFused is our CUTLASS kernel (cuda/projchain/projchain_fused_gemm.cu): its epilogue
-    // stores from registers (no shared-memory staging, no TMA store), so the shared memory that
-    // staging would take holds a 4th stage of 48 KB (measured on an H100: 3% faster than 3
-    // stages at the reference shape). The other variants model cuBLAS's kernels.
-    if (v == Variant::EpilogueFused) return {128, 256, 64, 4, 8, true, true, false, 232, 1};
+    // EpilogueFused is our CUTLASS kernel (cuda/projchain/projchain_fused_gemm.cu), the
+    // cooperative persistent schedule (both consumer warpgroups on one tile; the epilogue does
+    // not overlap the next tile's MMAs). Its epilogue stores from registers (no shared-memory
+    // staging, no TMA store), so the shared memory that staging would take holds a 4th stage.
+    // Measured on an H100 (docs/results/projchain_h100.md, one run, three compiled kernels):
+    // 2x1 clusters were 2-6% faster than no cluster at N >= 8192 (1% at N = 2048; at the
+    // reference shape within run-to-run noise in a later run); CUTLASS's ping-pong schedule with
+    // 64x256 tiles per warpgroup (each warpgroup's epilogue under the other's MMAs, 2x1
+    // clusters) was 10-14% slower than the no-cluster kernel at N >= 8192.
+    if (v == Variant::EpilogueFused) return {128, 256, 64, 4, 8, true, true, false, 232, 2};
     return {128, 256, 64, 3, 8, true, true, true, 232, 1};
   }
   if (compute_capability >= 80) return {128, 128, 32, 3, 8, false, false, false, 232, 1};

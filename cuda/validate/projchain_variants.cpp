@@ -13,19 +13,6 @@
 #include "validate/gpu_variant.hpp"
 
 namespace overlap::gpu {
-namespace {
-
-const void* ptr(const DeviceTensors& t, const char* name) {
-  auto it = t.find(name);
-  return it == t.end() ? nullptr : it->second.buffer.get();
-}
-
-void* ptr(DeviceTensors& t, const char* name) {
-  auto it = t.find(name);
-  return it == t.end() ? nullptr : it->second.buffer.get();
-}
-
-}  // namespace
 
 std::vector<GpuVariant> projchain_gpu_variants() {
   std::vector<GpuVariant> out;
@@ -46,17 +33,17 @@ std::vector<GpuVariant> projchain_gpu_variants() {
         OVERLAP_REQUIRE(in.at(name).dtype == DType::BF16, "projchain kernels take {} as BF16, the vectors hold {}",
                         name, dtype_name(in.at(name).dtype));
       cuda::ProjchainDeviceArgs a;
-      a.x = ptr(in, "x");
-      a.w_q = ptr(in, "W_q");
-      a.w_k = ptr(in, "W_k");
-      a.w_v = ptr(in, "W_v");
-      a.w_g = ptr(in, "W_g");
-      a.w_alpha = ptr(in, "W_alpha");
-      a.q = ptr(o, "q");
-      a.k = ptr(o, "k");
-      a.v = ptr(o, "v");
-      a.g = ptr(o, "g");
-      a.alpha = ptr(o, "alpha");
+      a.x = device_ptr(in, "x");
+      a.w_q = device_ptr(in, "W_q");
+      a.w_k = device_ptr(in, "W_k");
+      a.w_v = device_ptr(in, "W_v");
+      a.w_g = device_ptr(in, "W_g");
+      a.w_alpha = device_ptr(in, "W_alpha");
+      a.q = device_ptr(o, "q");
+      a.k = device_ptr(o, "k");
+      a.v = device_ptr(o, "v");
+      a.g = device_ptr(o, "g");
+      a.alpha = device_ptr(o, "alpha");
       const std::size_t need = cuda::projchain_workspace_bytes(v, shape, false);
       if (need > workspace->bytes()) *workspace = DeviceBuffer(need);
       a.workspace = need ? workspace->get() : nullptr;

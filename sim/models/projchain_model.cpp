@@ -39,7 +39,7 @@ GemmSpec gemm_spec(const HardwareProfile& hw, Variant v, std::string name, const
   g.persistent = t.persistent;
   g.tma_store = t.tma_store;
   g.max_regs_per_thread = t.max_regs_per_thread;
-  g.cluster_n = t.cluster_n;
+  g.cluster_n = t.cluster_size;
   return g;
 }
 

@@ -7,13 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
-#include <cstdlib>
 #include <cstdio>
 #include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "../gpu_test_support.hpp"
 #include "projchain/projchain_forward.hpp"
 #include "vectors/poison.hpp"
 #include "vectors/vectors.hpp"
@@ -27,38 +27,8 @@ void PrintTo(const Variant& v, std::ostream* os) { *os << cuda::projchain_varian
 namespace overlap::cuda {
 namespace {
 
-bool gpu_present() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
-#define CUDA_OK(call)                                                     \
-  do {                                                                    \
-    cudaError_t e_ = (call);                                              \
-    ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_); \
-  } while (0)
-
-// A device copy of a host tensor (or `bytes` of scratch), freed at scope exit.
-class DeviceTensor {
- public:
-  explicit DeviceTensor(const Tensor& host) : bytes_(host.nbytes()) {
-    if (cudaMalloc(&ptr_, bytes_) != cudaSuccess) ptr_ = nullptr;
-    else cudaMemcpy(ptr_, host.bytes().data(), bytes_, cudaMemcpyHostToDevice);
-  }
-  explicit DeviceTensor(std::size_t bytes) : bytes_(bytes) {
-    if (cudaMalloc(&ptr_, bytes_) != cudaSuccess) ptr_ = nullptr;
-  }
-  ~DeviceTensor() { cudaFree(ptr_); }
-  DeviceTensor(const DeviceTensor&) = delete;
-  DeviceTensor& operator=(const DeviceTensor&) = delete;
-  void* get() const { return ptr_; }
-  void upload(const Tensor& host) const { cudaMemcpy(ptr_, host.bytes().data(), bytes_, cudaMemcpyHostToDevice); }
-  void download(Tensor& host) const { cudaMemcpy(host.bytes().data(), ptr_, bytes_, cudaMemcpyDeviceToHost); }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_;
-};
+using gpu_test::DeviceTensor;
+using gpu_test::gpu_present;
 
 struct VectorCase {
   std::string shape;
@@ -125,18 +95,11 @@ TEST_P(ProjchainForwardGpu, MatchesOracle) {
   args.g = g.get();
   args.alpha = alpha.get();
 
-  // Each way of running the variant: packing inside the call or beforehand (wide variants);
-  // epilogue_fused also with its per-tile fast path switched off (OVERLAP_PROJCHAIN_EPILOGUE).
-  struct Mode {
-    bool prepacked;
-    bool generic_epilogue;
-  };
-  std::vector<Mode> modes = {{false, false}};
-  if (variant != ProjchainVariant::Unfused) modes.push_back({true, false});
-  if (variant == ProjchainVariant::EpilogueFused) modes.push_back({false, true});
-  for (const auto [prepacked, generic_epilogue] : modes) {
-    if (generic_epilogue) setenv("OVERLAP_PROJCHAIN_EPILOGUE", "g", 1);
-    else unsetenv("OVERLAP_PROJCHAIN_EPILOGUE");
+  // Each way of running the variant: packing the weights inside the call, and (wide variants)
+  // beforehand.
+  std::vector<bool> modes = {false};
+  if (variant != ProjchainVariant::Unfused) modes.push_back(true);
+  for (const bool prepacked : modes) {
     for (auto& [out_name, t] : result) poison(t);
     q.upload(result["q"]);
     k.upload(result["k"]);
@@ -144,21 +107,19 @@ TEST_P(ProjchainForwardGpu, MatchesOracle) {
     g.upload(result["g"]);
     alpha.upload(result["alpha"]);
     if (prepacked) {
-      CUDA_OK(cudaMemset(packed.get(), 0xff, packed_weight_bytes(shape)));  // NaN pattern, padding included
+      OVERLAP_GPU_TEST_OK(cudaMemset(packed.get(), 0xff, packed_weight_bytes(shape)));  // NaN pattern, padding included
       projchain_pack_weights(variant, args, packed.get(), shape, nullptr);
     }
     args.w_packed = prepacked ? packed.get() : nullptr;
     projchain_forward(variant, args, shape, nullptr);
-    unsetenv("OVERLAP_PROJCHAIN_EPILOGUE");
-    CUDA_OK(cudaDeviceSynchronize());
-    CUDA_OK(cudaGetLastError());
+    OVERLAP_GPU_TEST_OK(cudaDeviceSynchronize());
+    OVERLAP_GPU_TEST_OK(cudaGetLastError());
     q.download(result["q"]);
     k.download(result["k"]);
     v.download(result["v"]);
     g.download(result["g"]);
     alpha.download(result["alpha"]);
-    const std::string label = name + (prepacked ? " (prepacked)" : "") +
-                              (generic_epilogue ? " (per-element epilogue)" : "") + " " + c.shape + " " +
+    const std::string label = name + (prepacked ? " (prepacked)" : "") + " " + c.shape + " " +
                               c.distribution;
     for (const OutputCheck& check : check_outputs(vs, result)) {
       EXPECT_TRUE(check.pass()) << label << ": " << check.name << " rel_error " << check.rel_error << " (tolerance "
