@@ -29,12 +29,7 @@ namespace {
 
 using gpu_test::DeviceTensor;
 using gpu_test::gpu_present;
-
-struct VectorCase {
-  std::string shape;
-  std::string distribution;
-  std::uint64_t seed;
-};
+using gpu_test::VectorCase;
 
 // N not a multiple of the 128-row tile (66, 130, 141, 200, 258, 1000), H not a power of 2
 // (3, 5: wide widths 771 and 2565, so the packed stride is padded), dk 64 and 128 (dk 32:
@@ -54,7 +49,6 @@ const std::vector<VectorCase> kCases = {
     {"B=3,T=100,d=64,H=2,dk=128", "default", 10},
 };
 
-void PrintTo(const VectorCase& c, std::ostream* os) { *os << c.shape << " " << c.distribution << " seed " << c.seed; }
 
 class ProjchainForwardGpu : public ::testing::TestWithParam<std::tuple<ProjchainVariant, VectorCase>> {};
 
