@@ -31,8 +31,12 @@ struct GpuVariant {
   std::function<std::optional<std::string>(const ShapeArgs& shape)> cannot_implement;
   // The dtype the kernel writes `output` in (e.g. bf16 for gla's o, fp32 for hT).
   std::function<DType(const std::string& output)> output_dtype;
-  // Enqueues one forward run: inputs as the test vectors store them, outputs preallocated
-  // with the shapes of the expected outputs and the dtypes above.
+  // Optional load-time work, done once per input set before the checked and the timed runs
+  // and never timed (what a model does once when it loads its weights, e.g. packing five
+  // weights into one). The tensors it returns join that set's inputs under their own names.
+  std::function<DeviceTensors(const ShapeArgs& shape, const DeviceTensors& inputs, cudaStream_t stream)> prepare;
+  // Enqueues one forward run: inputs as the test vectors store them (plus what `prepare`
+  // returned), outputs preallocated with the shapes of the expected outputs and the dtypes above.
   std::function<void(const ShapeArgs& shape, const DeviceTensors& inputs, DeviceTensors& outputs,
                      cudaStream_t stream)>
       run;

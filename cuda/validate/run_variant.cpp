@@ -1,5 +1,7 @@
 #include "validate/run_variant.hpp"
 
+#include "runtime/cuda_check.hpp"
+
 #include "vectors/poison.hpp"
 
 namespace overlap::gpu {
@@ -39,10 +41,30 @@ TensorMap download(const DeviceTensors& device) {
 
 }  // namespace
 
+namespace {
+
+// The inputs of one set as the variant's runs see them: the uploaded tensors plus whatever its
+// load-time `prepare` step made from them (finished before anything is timed).
+DeviceTensors prepared_inputs(const GpuVariant& variant, const ShapeArgs& shape, const TensorMap& host) {
+  DeviceTensors inputs = upload(host);
+  if (!variant.prepare) return inputs;
+  DeviceTensors extra = variant.prepare(shape, inputs, nullptr);
+  OVERLAP_CUDA_CHECK(cudaGetLastError());
+  OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
+  for (auto& [name, t] : extra) {
+    OVERLAP_REQUIRE(!inputs.count(name), "{}/{}: prepare() returned '{}', which is already an input", variant.workload,
+                    variant.name, name);
+    inputs.emplace(name, std::move(t));
+  }
+  return inputs;
+}
+
+}  // namespace
+
 VariantRun run_variant(const GpuVariant& variant, const VectorSet& vectors,
                        const std::vector<TensorMap>& timing_sets, const TimingOptions& options) {
   VariantRun result;
-  const DeviceTensors inputs = upload(vectors.inputs);
+  const DeviceTensors inputs = prepared_inputs(variant, vectors.shape, vectors.inputs);
   DeviceTensors outputs = upload(poisoned_outputs(variant, vectors));
   variant.run(vectors.shape, inputs, outputs, nullptr);
   OVERLAP_CUDA_CHECK(cudaGetLastError());
@@ -53,7 +75,7 @@ VariantRun run_variant(const GpuVariant& variant, const VectorSet& vectors,
   if (!result.passed || timing_sets.empty()) return result;
 
   std::vector<DeviceTensors> sets;
-  for (const auto& s : timing_sets) sets.push_back(upload(s));
+  for (const auto& s : timing_sets) sets.push_back(prepared_inputs(variant, vectors.shape, s));
   result.timing = time_launches(
       [&](int set, cudaStream_t stream) { variant.run(vectors.shape, sets[set], outputs, stream); },
       static_cast<int>(sets.size()), options);
