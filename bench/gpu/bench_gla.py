@@ -11,7 +11,9 @@ bandwidth and the chunked form's tensor-core FLOPs over a large bf16 matmul's ra
 measured in this run. Timing: warm-up, CUDA events around each call, L2 flushed before each call,
 median of many calls, rotating over several random input sets (never zeros). Before timing,
 each variant's o is compared with chunk_gla's (relative Frobenius error) so a broken kernel
-cannot post a time.
+cannot post a time. Without chunk_gla (--no-peers, or flash-linear-attention missing) only NaN /
+unwritten elements are checked, and the row says so ("checked"); the GPU tests are then the
+correctness evidence.
 """
 import argparse
 import ctypes
@@ -144,6 +146,8 @@ def main():
                 torch.cuda.synchronize()
                 if ref_o is not None:
                     row["rel_error_vs_fla"] = max(rel_error(outs[i], ref_o[i]) for i in range(INPUT_SETS))
+                else:  # no chunk_gla (--no-peers, e.g. under a profiler): say what was checked
+                    row["checked"] = "NaN / unwritten only (no chunk_gla to compare with)"
                 if any(torch.isnan(o).any().item() for o in outs):
                     row["error"] = "NaN or unwritten element in o"
                 elif ref_o is not None and row["rel_error_vs_fla"] > 1e-2:

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <cstdint>
 
 #include "common/cublas_gemm.hpp"
 #include "core/error.hpp"
@@ -113,6 +114,9 @@ void linrnn_forward(Variant v, const LinrnnDeviceArgs& a, const linrnn::LinrnnSh
   }
   const WorkspaceLayout l = workspace_layout(v, s);
   void* ws = a.workspace;
+  OVERLAP_REQUIRE(reinterpret_cast<std::uintptr_t>(ws) % 256 == 0,
+                  "linrnn_forward: the workspace must be 256-byte aligned (its 64-bit look-back words and "
+                  "16-byte projection loads rely on it)");
   if (!ws) {
     OVERLAP_CUDA_CHECK(cudaMallocAsync(&ws, l.bytes, cs));
     OVERLAP_CUDA_CHECK(cudaMemsetAsync(ws, 0, l.lookback, cs));

@@ -37,7 +37,10 @@ struct LinrnnDeviceArgs {
   // linrnn_workspace_bytes(variant, shape) bytes, ZERO-FILLED before its first use and then
   // left to the kernels (it holds the look-back's counters and flagged words, which each launch
   // leaves ready for the next). One workspace per stream: two launches in flight at once
-  // must not share one. Null: allocated, zeroed and freed on the stream in every call.
+  // must not share one, and a workspace used for one shape must be zero-filled again before
+  // a launch of another shape (the look-back region moves, and may then lie over bytes that
+  // were projection data). 256-byte aligned (cudaMalloc's alignment). Null: allocated,
+  // zeroed and freed on the stream in every call.
   void* workspace = nullptr;
 };
 

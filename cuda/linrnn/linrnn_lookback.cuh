@@ -122,8 +122,11 @@ __device__ __forceinline__ float look_back(const Lookback& lb, const Tile& tile,
         bool ready = true;
 #pragma unroll
         for (int k = kWindow - 1; k >= 0; --k) {
+          // A chunk-0 tile (t < rows) publishes only its inclusive h, so an aggregate flag there
+          // is a stale word of an earlier launch (possible once the 30-bit epoch wraps): wait.
+          const bool chunk0 = first - k * rows < rows;
           if (flag_of(wh[k]) == inclusive) n = k, ready = true;
-          else if (flag_of(wa[k]) != aggregate || flag_of(wb[k]) != aggregate) n = k, ready = false;
+          else if (chunk0 || flag_of(wa[k]) != aggregate || flag_of(wb[k]) != aggregate) n = k, ready = false;
         }
         if (ready) break;
       }

@@ -1,5 +1,6 @@
 // linrnn's kernels (cuda/linrnn/linrnn_forward.hpp) as validation variants.
 #include <memory>
+#include <string>
 
 #include "linrnn/linrnn_forward.hpp"
 #include "runtime/cuda_check.hpp"
@@ -18,10 +19,11 @@ std::vector<GpuVariant> linrnn_gpu_variants() {
     };
     gv.output_dtype = [](const std::string& output) { return output == "y" ? DType::BF16 : DType::F32; };
     // Workspace (look-back words, and the projection for the cuBLAS variants), allocated and
-    // zero-filled once, regrown on demand, so timed runs measure the kernels and not an
-    // allocation.
+    // zero-filled once per shape (the look-back region moves with the shape), regrown on
+    // demand, so timed runs measure the kernels and not an allocation.
     auto workspace = std::make_shared<DeviceBuffer>();
-    gv.run = [v, workspace](const ShapeArgs& args, const DeviceTensors& in, DeviceTensors& outs, cudaStream_t stream) {
+    auto workspace_shape = std::make_shared<std::string>();
+    gv.run = [v, workspace, workspace_shape](const ShapeArgs& args, const DeviceTensors& in, DeviceTensors& outs, cudaStream_t stream) {
       const linrnn::LinrnnShape shape = linrnn::LinrnnShape::from_args(args);
       OVERLAP_REQUIRE(in.at("x").dtype == DType::BF16 && in.at("W").dtype == DType::BF16,
                       "linrnn kernels take x and W as BF16, the vectors hold {} and {}",
@@ -33,9 +35,10 @@ std::vector<GpuVariant> linrnn_gpu_variants() {
       a.y = device_ptr(outs, "y");
       a.hT = static_cast<float*>(device_ptr(outs, "hT"));
       const std::size_t need = cuda::linrnn_workspace_bytes(v, shape);
-      if (need > workspace->bytes()) {
-        *workspace = DeviceBuffer(need);
+      if (need > workspace->bytes()) *workspace = DeviceBuffer(need);
+      if (need && *workspace_shape != args.to_string()) {
         OVERLAP_CUDA_CHECK(cudaMemsetAsync(workspace->get(), 0, need, stream));
+        *workspace_shape = args.to_string();
       }
       a.workspace = need ? workspace->get() : nullptr;
       cuda::linrnn_forward(v, a, shape, stream);

@@ -38,13 +38,17 @@ class DeviceTensor {
   void* get() const { return ptr_; }
   std::size_t bytes() const { return bytes_; }
   void upload(const Tensor& host) const {
-    if (ptr_) cudaMemcpy(ptr_, host.bytes().data(), bytes_, cudaMemcpyHostToDevice);
+    if (ptr_) expect_ok(cudaMemcpy(ptr_, host.bytes().data(), bytes_, cudaMemcpyHostToDevice), "upload");
   }
   void download(Tensor& host) const {
-    if (ptr_) cudaMemcpy(host.bytes().data(), ptr_, bytes_, cudaMemcpyDeviceToHost);
+    if (ptr_) expect_ok(cudaMemcpy(host.bytes().data(), ptr_, bytes_, cudaMemcpyDeviceToHost), "download");
   }
 
  private:
+  // A failed copy (e.g. a sticky error from a faulting kernel) fails the test by name.
+  static void expect_ok(cudaError_t e, const char* what) {
+    EXPECT_EQ(e, cudaSuccess) << "DeviceTensor " << what << ": " << cudaGetErrorString(e);
+  }
   void* ptr_ = nullptr;
   std::size_t bytes_;
 };
