@@ -171,6 +171,33 @@ def bench_shape(shape, lib, args, flush, bw, rate):
     return entry
 
 
+def profile_shape(shape, lib):
+    """One call of epilogue_fused (prepacked weight) and one of its peer torch.matmul(x, W_cat),
+    L2 flushed before each, between cudaProfilerStart/Stop: `ncu --profile-from-start off`
+    captures exactly these two GEMMs (one warm-up call of each runs before, outside the range)."""
+    B, T, d, H, dk = shape
+    N = B * T
+    s = make_inputs(shape, 1000)
+    ld = lib.packed_ld(shape)
+    s["packed"] = {"epilogue_fused": torch.empty(d * ld, device="cuda", dtype=torch.bfloat16)}
+    lib.pack("epilogue_fused", s, shape)
+    outs = {o: torch.empty(N, H if o == "alpha" else H * dk, device="cuda", dtype=torch.bfloat16) for o in OUTPUTS}
+    ws_bytes = lib.workspace_bytes("epilogue_fused", shape, True)
+    ws = torch.empty(ws_bytes, dtype=torch.uint8, device="cuda") if ws_bytes else None
+    flush = l2_flush_buffer()
+    fused = lambda: lib.forward("epilogue_fused", s, outs, ws, shape, True)
+    peer = lambda: torch.matmul(s["x"], s["W_cat"])
+    fused(), peer()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    for fn in (fused, peer):
+        flush.zero_()
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+    print(f"profiled epilogue_fused and torch_wide_matmul at N={N} d={d} H={H} dk={dk}", flush=True)
+
+
 def print_table(entry):
     s = entry["shape"]
     rows = {r["name"]: r.get("ms") for r in entry["rows"]}
@@ -200,10 +227,16 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--shapes", default=None, help="B,T,d,H,dk;... (default: the issue's sweep + reference)")
+    ap.add_argument("--profile", action="store_true",
+                    help="no timing: one profiled call of epilogue_fused and of torch_wide_matmul per shape (for ncu)")
     args = ap.parse_args()
 
     lib = OverlapLib(args.lib)
     shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split(",")) for s in args.shapes.split(";")]
+    if args.profile:
+        for shape in shapes:
+            profile_shape(shape, lib)
+        return
     flush = l2_flush_buffer()
     bw = copy_bandwidth(flush)
     rate = tensor_rate(flush)

@@ -12,15 +12,17 @@
 // wgmma accumulator layout a row's columns are spread over the 4 lanes of a quad, so the sum of
 // squares is a thread-local sum plus two xor-shuffles (lanes 1 and 2 apart).
 //
-// No shared memory and no TMA store: each thread writes its bf16 pairs directly. That keeps
-// the whole shared memory for mainloop stages; the price is 16-byte row segments per quad.
+// No shared memory and no TMA store: each thread writes its bf16 values directly, 8 bytes at a
+// time after one shuffle with its quad neighbour (a quad then fills a 32-byte sector per row).
+// That keeps the whole shared memory for mainloop stages.
 //
-// Two paths, chosen once per tile. A tile inside one of q, k, v, g (every tile but the last
+// Three paths, chosen once per tile. A tile inside one of q, k, v, g (every tile but the last
 // when 256 divides H·dk) runs straight-line code: fixed output, compile-time column offsets,
-// fast-math activations. Any other tile runs the per-element path (each pair of columns finds
-// its output). On an H100 the per-element path for every tile made the kernel 1.8x slower at
-// N=2048: thousands of instructions per thread per tile, stalled on instruction fetch
-// (docs/results/projchain_h100.md).
+// fast-math activations. A tile past them holds alpha (and padding) and runs a short sigmoid
+// loop. Only a tile that straddles a segment boundary runs the per-element path (each pair of
+// columns finds its output). On an H100 the per-element path for every tile made the kernel
+// 1.8x slower at N=2048: thousands of instructions per thread per tile, stalled on instruction
+// fetch (docs/results/projchain_h100.md).
 #include <cuda_bf16.h>
 
 #include <cute/tensor.hpp>
@@ -125,11 +127,18 @@ class ProjchainEpilogue {
     const int col0 = int(get<1>(crd(0, 0))) - n_tile0;  // this thread's first column in the tile
 
     // Most tiles lie inside one of q, k, v, g (always when 256 divides H·dk): one branch per
-    // tile, then straight-line code per output. Others (the alpha tile, segment boundaries
-    // inside a tile) take the per-element path.
+    // tile, then straight-line code per output. A tile past the q|k|v|g columns holds only
+    // alpha and stride padding: its own short path, which also stores nothing for a tile wholly
+    // past alpha (none unless the scheduler rounds its tile grid up; an early return for those
+    // made ptxas spill). Only tiles that straddle a segment boundary take the per-element path:
+    // its unrolled code is ~130 KB of SASS, and running it on every row's alpha tile (and on the
+    // scheduler's padding tiles) took 14% of the consumer warps' time at the reference shape,
+    // mostly stalled on instruction fetch (Nsight Compute, docs/results/projchain_h100.md).
     const int seg = n_tile0 / HD;  // once per tile
     const bool uniform = seg < 4 && n_tile0 + kTileN <= (seg + 1) * HD && col0 < 8;
-    if (uniform) {
+    if (n_tile0 >= 4 * HD && col0 < 8) {
+      store_alpha(acc, crd, M, n_tile0 - 4 * HD, col0);
+    } else if (uniform) {
       __nv_bfloat16* const out = (seg == 0 ? params_.q : seg == 1 ? params_.k : seg == 2 ? params_.v : params_.g) +
                                  (n_tile0 - seg * HD) + col0;
       if (seg == 1) store_uniform<1>(acc, crd, out, M, HD);
@@ -179,20 +188,59 @@ class ProjchainEpilogue {
         for (int q = 0; q < 4; ++q)
           inv[q] = inverse_norm(params_.dk == 64 ? sum[q] : sum[q & 2] + sum[(q & 2) + 1]);
       }
+      // Lanes t and t^1 of a quad swap one bf16 pair per two, so that each stores 8 bytes:
+      // even t columns 16q+2t .. 16q+2t+3, odd t columns 16q+8+2(t-1) .. +3 (in tile terms).
+      // A warp's store then fills whole 32-byte sectors (8 rows x 32 bytes) with half as many
+      // instructions: the 4-byte stores half-filled every sector and stalled the consumer
+      // warps on the store queue (lg_throttle, Nsight Compute). Every lane shuffles, whatever
+      // its row; only the store is predicated.
+      const bool odd = (threadIdx.x & 1) != 0;
+      CUTLASS_PRAGMA_UNROLL
+      for (int c = 0; c < size<1>(acc); c += 4) {
+        const int offset = int(get<1>(crd(r, c)) - get<1>(crd(r, 0)));  // 16q; c + 2 is 8 further
+        const uint32_t w0 = activate_pair<kSeg>(acc(r, c), acc(r, c + 1), inv[offset / 64]);
+        const uint32_t w1 = activate_pair<kSeg>(acc(r, c + 2), acc(r, c + 3), inv[(offset + 8) / 64]);
+        const uint32_t recv = __shfl_xor_sync(0xffffffffu, odd ? w0 : w1, 1);
+        uint2 both;
+        both.x = odd ? recv : w0;
+        both.y = odd ? w1 : recv;
+        if (row < M) *reinterpret_cast<uint2*>(out + row * HD + offset + (odd ? 6 : 0)) = both;
+      }
+    }
+  }
+
+  // One pair of adjacent columns, activated and packed as bf16x2 (low half: the first column).
+  template <int kSeg>
+  static CUTLASS_DEVICE uint32_t activate_pair(float y0, float y1, float inv) {
+    if constexpr (kSeg == 1) {
+      y0 *= inv;
+      y1 *= inv;
+    } else if constexpr (kSeg == 3) {
+      y0 = silu(y0);
+      y1 = silu(y1);
+    }
+    const __nv_bfloat162 pair = __floats2bfloat162_rn(y0, y1);
+    return *reinterpret_cast<const uint32_t*>(&pair);
+  }
+
+  // A tile of alpha columns (and padding): sigmoid, element by element (alpha's row stride H
+  // may be odd). `a0` is the tile's first alpha column; the columns this thread holds grow
+  // with c (pairs 8 apart), so the loop stops at the first one past alpha.
+  template <class Acc, class Crd>
+  CUTLASS_DEVICE void store_alpha(Acc const& acc, Crd const& crd, int64_t M, int a0, int col0) const {
+    using namespace cute;
+    const int H = params_.H;
+    CUTLASS_PRAGMA_UNROLL
+    for (int r = 0; r < size<0>(acc); ++r) {
+      const int64_t row = get<0>(crd(r, 0));
       if (row >= M) continue;
-      __nv_bfloat16* const out_row = out + row * HD;
+      __nv_bfloat16* const out_row = params_.alpha + row * H;
       CUTLASS_PRAGMA_UNROLL
       for (int c = 0; c < size<1>(acc); c += 2) {
-        const int offset = int(get<1>(crd(r, c)) - get<1>(crd(r, 0)));
-        float y0 = acc(r, c), y1 = acc(r, c + 1);
-        if constexpr (kSeg == 1) {
-          y0 *= inv[offset / 64];
-          y1 *= inv[offset / 64];
-        } else if constexpr (kSeg == 3) {
-          y0 = silu(y0);
-          y1 = silu(y1);
-        }
-        *reinterpret_cast<__nv_bfloat162*>(out_row + offset) = __floats2bfloat162_rn(y0, y1);
+        const int a = a0 + col0 + int(get<1>(crd(r, c)) - get<1>(crd(r, 0)));
+        if (a >= H) break;
+        out_row[a] = __float2bfloat16(sigmoid(acc(r, c)));
+        if (a + 1 < H) out_row[a + 1] = __float2bfloat16(sigmoid(acc(r, c + 1)));
       }
     }
   }

@@ -28,14 +28,20 @@ struct GemmTiling {
 // Order of the persistent scheduler's tiles: raster 'n' (along N first), 'm', or 'h' (CUTLASS's
 // heuristic); swizzle 1, 2, 4 or 8 (groups of tiles that share operands in L2). Measured on an
 // H100 (docs/results/projchain_h100.md, d=2048, 33 tiles across the 8208 columns): up to N=4096
-// every operand stays in L2 and the heuristic is fastest; from N=8192 on, along N in groups of 4
-// row tiles cut the reference shape from 3.32 to 2.26 ms (swizzle 8 and along M were slower).
+// the heuristic is fastest; from N=8192 on, along N beat the heuristic (3.32 -> 2.26 ms at the
+// reference shape with swizzle 4). Swizzle stays 1: CUTLASS rounds BOTH tile counts up to a
+// multiple of swizzle x cluster, so swizzle 4 turned the 33 column tiles into 36 and the kernel
+// computed 9% more tiles than the problem has (Nsight Compute counted 9216 tiles instead of
+// 8448 at the reference shape); swizzle 8 (40 tiles) was slower still. Along N with swizzle 1
+// the CTAs in flight cover 4 row tiles x all 33 column tiles. Swizzle 1 was measured only
+// together with two epilogue changes (round 3: 25% faster at N = 8192 and 16384, 12% at the
+// reference shape), not alone.
 struct FusedTileOrder {
   char raster;
   int swizzle;
 };
 constexpr FusedTileOrder fused_tile_order(long long rows) {
-  return rows >= 8192 ? FusedTileOrder{'n', 4} : FusedTileOrder{'h', 1};
+  return rows >= 8192 ? FusedTileOrder{'n', 1} : FusedTileOrder{'h', 1};
 }
 
 constexpr GemmTiling gemm_tiling_for(Variant v, int compute_capability) {

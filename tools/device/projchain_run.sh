@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # One GPU session for the projchain kernels, in one call: build, GPU tests, compute-sanitizer on
 # the small shapes, then the benchmark beside its peers. Logs go to $OUT (or out/).
-#   bash tools/device/projchain_run.sh [tests|bench|ncu|all|all_ncu]   (BENCH_ARGS: extra bench flags)
+#   bash tools/device/projchain_run.sh [tests|bench|ncu|all]   (BENCH_ARGS: extra bench flags)
+# ncu: Nsight Compute (--set full, clocks not locked) on one epilogue_fused call and one call of its
+# peer torch.matmul(x, W_cat), at NCU_SHAPE (default: the reference shape); builds only the C API.
 set -o pipefail
 what=${1:-all}
 OUT=${OUT:-out}
 mkdir -p "$OUT"
-if ! source tools/device/setup.sh test_cuda_projchain overlap_projchain_capi >"$OUT/build.log" 2>&1; then
+targets="test_cuda_projchain overlap_projchain_capi"
+[[ $what == ncu ]] && targets=overlap_projchain_capi
+if ! source tools/device/setup.sh $targets >"$OUT/build.log" 2>&1; then
   tail -30 "$OUT/build.log"; echo "build failed"; exit 1
 fi
 set +e
@@ -14,7 +18,7 @@ tail -3 "$OUT/build.log"
 B=${OVERLAP_BUILD:-build-device}
 T="$B/tests_cuda/projchain/test_cuda_projchain"
 status=0
-if [[ $what == tests || $what == all || $what == all_ncu ]]; then
+if [[ $what == tests || $what == all ]]; then
   "$T" --gtest_brief=1 2>&1 | tee "$OUT/tests.log" | grep -v "rel_error" | tail -40 || status=1
   grep -c "rel_error" "$OUT/tests.log" | sed 's/^/checked outputs: /'
   # Sanitizers on the small shapes only (N <= 300), every implemented variant.
@@ -26,18 +30,25 @@ if [[ $what == tests || $what == all || $what == all_ncu ]]; then
     grep -m3 -E "ERROR SUMMARY|Invalid|hazard" "$OUT/sanitizer_$tool.log"
   done
 fi
-if [[ $what == bench || $what == all || $what == all_ncu ]]; then
+if [[ $what == bench || $what == all ]]; then
   PYTHONUNBUFFERED=1 python3 bench/gpu/bench_projchain.py --lib "$B/cuda/projchain/liboverlap_projchain_capi.so" \
     --out "$OUT/bench_projchain.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" | grep -v Warning || status=1
 fi
-if [[ $what == ncu || $what == all_ncu ]]; then
-  # Where the fused GEMM's time goes (one launch at N=2048): throughput, L2 hit rate, stalls.
-  ncu --kernel-name regex:device_kernel --launch-skip 1 --launch-count 1 \
-    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section LaunchStats \
-    python3 bench/gpu/bench_projchain.py --lib "$B/cuda/projchain/liboverlap_projchain_capi.so" --reps 1 --warmup 1 \
-    --variants epilogue_fused --shapes 4,512,2048,16,128 >"$OUT/ncu_fused.txt" 2>&1
-  echo "ncu: exit $?"
-  grep -E "Duration|Throughput|Hit Rate|L2 Compression|Busy|Stall|Warp Cycles Per Issued|Registers|Grid Size" \
-    "$OUT/ncu_fused.txt" | head -40
+if [[ $what == ncu ]]; then
+  LIB="$B/cuda/projchain/liboverlap_projchain_capi.so"
+  ncu --clock-control none --profile-from-start off --kernel-name regex:'device_kernel|nvjet|gemm|xmma' \
+    --set full --import-source no -f -o "$OUT/projchain" \
+    python3 bench/gpu/bench_projchain.py --lib "$LIB" --profile --shapes "${NCU_SHAPE:-8,4096,2048,16,128}" \
+    >"$OUT/ncu_run.log" 2>&1
+  echo "ncu: exit $?"; tail -5 "$OUT/ncu_run.log"
+  R="$OUT/projchain.ncu-rep"
+  ncu -i "$R" --page details >"$OUT/ncu_details.txt" 2>&1
+  ncu -i "$R" --page raw --csv >"$OUT/ncu_raw.csv" 2>&1
+  # Per-SASS-instruction stall samples of our kernel: where its warps wait.
+  ncu -i "$R" --kernel-name regex:device_kernel --page source --csv --print-source sass \
+    >"$OUT/ncu_source_fused.csv" 2>&1
+  echo "source page: exit $? ($(wc -l <"$OUT/ncu_source_fused.csv") lines)"
+  grep -E "^  [a-zA-Z_].*\(|Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L2 Hit Rate|L1/TEX Hit|Registers Per|Achieved Occupancy|Issue Slots Busy|Warp Cycles Per Issued|Cluster Size|Grid Size|Tensor" \
+    "$OUT/ncu_details.txt" | head -70
 fi
 exit $status
