@@ -47,6 +47,9 @@ const std::vector<VectorCase> kCases = {
     // have tiles straddling two outputs: its per-element path).
     {"B=1,T=300,d=128,H=8,dk=64", "zero_key_head", 9},
     {"B=3,T=100,d=64,H=2,dk=128", "default", 10},
+    // More tiles than SMs (64 x 33 = 2112 tiles of 128x256): the persistent scheduler's later
+    // tiles per CTA, the cluster multicast across them, and the tile order used from N = 8192.
+    {"B=2,T=4096,d=64,H=16,dk=128", "default", 11},
 };
 
 
