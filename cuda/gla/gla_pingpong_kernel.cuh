@@ -340,7 +340,7 @@ __device__ __forceinline__ void intra_off_diagonal(float (&acc_a)[3][8], std::ui
   }
 }
 
-// G2, issued and committed (the caller waits, then fences acc_o, qe, am): o = qe S_n + A v,
+// G2, issued and committed (the caller then calls finish_output_gemms): o = qe S_n + A v,
 // A's key blocks left of the diagonal from G1 (acc_a), the diagonal block from the warp's
 // scratch, zeros right of it. s_n: bf16 S_n, swizzled [k][v]; v: swizzled [j][v].
 template <int K>
@@ -373,6 +373,19 @@ __device__ __forceinline__ void issue_output_gemms(float (&acc_o)[32], std::uint
 #pragma unroll
   for (int sc = 0; sc < 4; ++sc) sm90::wgmma_m64n64k16_rs<1>(acc_o, am[sc], sm90::sw128_desc(v + sc * 2048), 1);
   sm90::wgmma_commit();
+}
+
+// Waits for G2 and fences the registers its wgmmas read or wrote (acc_o, qe, am), so that no
+// later instruction touches them while the asynchronous MMAs might still be using them.
+template <int K>
+__device__ __forceinline__ void finish_output_gemms(float (&acc_o)[32], std::uint32_t (&am)[4][4],
+                                                    std::uint32_t (&qe)[K / 16][4]) {
+  sm90::wgmma_wait<0>();
+  sm90::fence_regs(acc_o);
+#pragma unroll
+  for (int ks = 0; ks < K / 16; ++ks) sm90::fence_regs(qe[ks]);
+#pragma unroll
+  for (int sc = 0; sc < 4; ++sc) sm90::fence_regs(am[sc]);
 }
 
 // o rows of chunk n owned by the warp, times the scale, as bf16 (rows past T skipped).
@@ -601,12 +614,7 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
       // from scratch, S_n from the stage.
       std::uint32_t am[4][4];
       issue_output_gemms<K>(acc_o, am, qe, acc_a, scratch, st + L::kS, v, l);
-      sm90::wgmma_wait<0>();
-      sm90::fence_regs(acc_o);
-#pragma unroll
-      for (int ks = 0; ks < K / 16; ++ks) sm90::fence_regs(qe[ks]);
-#pragma unroll
-      for (int sc = 0; sc < 4; ++sc) sm90::fence_regs(am[sc]);
+      finish_output_gemms<K>(acc_o, am, qe);
     } else {
       S.update(l, b, kd, v);
       sm90::wgmma_wait<0>();

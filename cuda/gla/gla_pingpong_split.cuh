@@ -142,12 +142,7 @@ __device__ void split_output_role(const Params& p, unsigned char* smem, const Sp
     float acc_o[32];
     std::uint32_t am[4][4];
     issue_output_gemms<K>(acc_o, am, qe, acc_a, scratch, smem + L::kSbuf + pb * L::kSBytes, v, l);
-    sm90::wgmma_wait<0>();
-    sm90::fence_regs(acc_o);
-#pragma unroll
-    for (int ks = 0; ks < K / 16; ++ks) sm90::fence_regs(qe[ks]);
-#pragma unroll
-    for (int sc = 0; sc < 4; ++sc) sm90::fence_regs(am[sc]);
+    finish_output_gemms<K>(acc_o, am, qe);
     sm90::mbar_arrive(&bars.out_done[pb]);
     sm90::mbar_arrive(&bars.empty[s]);
     store_o(p, acc_o, v_row0, n, l);
