@@ -16,22 +16,31 @@ the "+pack" row pays the packing copy. Peers, same inputs, same run:
 And the hardware floor: max(bytes that must move / measured D2D copy bandwidth, FLOPs /
 measured bf16 tensor rate of a large torch.matmul), both measured in this run.
 Timing: warm-up, CUDA events around each call, L2 flushed before each call, median of many
-calls, rotating over several random input sets (never zeros). Before timing, each variant's
-outputs are compared with an fp32 PyTorch reference (relative Frobenius error per output, at
-most 1e-2, no NaN: outputs are NaN-filled first), so a broken kernel cannot post a time.
+calls, rotating over several random input sets (never zeros). All rows of a shape are timed
+interleaved (the implementations take turns, 5 calls each; the median is over the 2nd-5th calls,
+the first call of each turn is reported apart), so they see the same GPU clocks, and each call
+starts behind a short GPU spin (--pad-us) so that the host's enqueue time stays outside the
+timed window. The SM clock, power and throttle reasons are sampled (nvidia-smi) during that loop.
+--strips G,...: extra epilogue_fused rows with an explicit tile order (column tiles per strip).
+Before timing, each variant's outputs are compared with an fp32 PyTorch reference (relative
+Frobenius error per output, at most 1e-2, no NaN: outputs are NaN-filled first), so a broken
+kernel cannot post a time.
 """
 import argparse
 import ctypes
 import datetime
 import json
 import os
+import statistics
+import subprocess
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import call_capi, copy_bandwidth, l2_flush_buffer, rel_error, tensor_rate, time_calls  # noqa: E402
+from bench_common import call_capi, copy_bandwidth, l2_flush_buffer, rel_error, tensor_rate  # noqa: E402
 
 SHAPES = [(4, 512, 2048, 16, 128), (4, 1024, 2048, 16, 128), (4, 2048, 2048, 16, 128), (4, 4096, 2048, 16, 128),
           (8, 4096, 2048, 16, 128)]
@@ -45,7 +54,7 @@ class OverlapLib:
         self.lib = ctypes.CDLL(path)
         vp, ci, cc = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
         self.lib.overlap_projchain_forward.restype = ci
-        self.lib.overlap_projchain_forward.argtypes = [cc] + [vp] * 13 + [ci] * 5 + [vp, cc, ci]
+        self.lib.overlap_projchain_forward.argtypes = [cc] + [vp] * 13 + [ci] * 6 + [vp, cc, ci]
         self.lib.overlap_projchain_pack.restype = ci
         self.lib.overlap_projchain_pack.argtypes = [cc] + [vp] * 6 + [ci] * 5 + [vp, cc, ci]
         self.lib.overlap_projchain_workspace_bytes.restype = ctypes.c_longlong
@@ -64,12 +73,51 @@ class OverlapLib:
                   *(s[w].data_ptr() for w in ("W_q", "W_k", "W_v", "W_g", "W_alpha")),
                   s["packed"][variant].data_ptr(), *shape, torch.cuda.current_stream().cuda_stream)
 
-    def forward(self, variant, s, outs, workspace, shape, prepacked):
+    def forward(self, variant, s, outs, workspace, shape, prepacked, strip_n=0):
+        """strip_n: epilogue_fused's tile order (column tiles per strip); 0: the tiling header's."""
         call_capi(self.lib.overlap_projchain_forward, variant.encode(), s["x"].data_ptr(),
                   *(s[w].data_ptr() for w in ("W_q", "W_k", "W_v", "W_g", "W_alpha")),
                   s["packed"][variant].data_ptr() if prepacked else None, *(outs[o].data_ptr() for o in OUTPUTS),
-                  workspace.data_ptr() if workspace is not None else None, *shape,
+                  workspace.data_ptr() if workspace is not None else None, *shape, strip_n,
                   torch.cuda.current_stream().cuda_stream)
+
+
+class ClockMonitor:
+    """Samples the SM clock, power and active throttle reasons with nvidia-smi every 20 ms while
+    a shape's rows are timed, so a slow run can be told apart from a slowed-down GPU."""
+
+    QUERY = "clocks.sm,power.draw,clocks_throttle_reasons.active"
+
+    def __enter__(self):
+        try:
+            self.proc = subprocess.Popen(["nvidia-smi", f"--query-gpu={self.QUERY}", "--format=csv,noheader,nounits",
+                                          "-lms", "20", "-i", str(torch.cuda.current_device())],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            self.proc = None
+        time.sleep(0.3)  # nvidia-smi's first sample
+        return self
+
+    def __exit__(self, *exc):
+        self.summary = None
+        if self.proc is None:
+            return False
+        self.proc.terminate()
+        out, _ = self.proc.communicate()
+        clocks, powers, reasons = [], [], set()
+        for line in out.splitlines():
+            parts = [p.strip() for p in line.split(",")]
+            try:
+                clocks.append(float(parts[0]))
+                powers.append(float(parts[1]))
+                reasons.add(parts[2])
+            except (ValueError, IndexError):
+                continue
+        if clocks:
+            self.summary = {"samples": len(clocks), "sm_clock_mhz_min": min(clocks),
+                            "sm_clock_mhz_median": statistics.median(clocks), "sm_clock_mhz_max": max(clocks),
+                            "power_w_max": max(powers), "throttle_reasons": sorted(reasons)}
+        return False
 
 
 def make_inputs(shape, seed):
@@ -121,8 +169,11 @@ def bench_shape(shape, lib, args, flush, bw, rate):
              "floor_mem_ms": floor_bytes / bw * 1e3, "floor_flop_ms": flops / rate * 1e3, "rows": []}
     entry["floor_ms"] = max(entry["floor_mem_ms"], entry["floor_flop_ms"])
 
+    timed = []  # (row, fn) of every row whose outputs passed the check, timed together below
+
     def add_row(name, fn, check=None):
         row = {"name": name}
+        entry["rows"].append(row)
         try:
             if check is not None:
                 errs = check()
@@ -130,13 +181,11 @@ def bench_shape(shape, lib, args, flush, bw, rate):
                 bad = {o: e for o, e in errs.items() if not e <= 1e-2}  # NaN fails too
                 if bad:
                     row["error"] = f"wrong outputs before timing: {bad}"
-                    entry["rows"].append(row)
                     return
-            ms = time_calls(fn, INPUT_SETS, args.reps, args.warmup, flush)
-            row.update(ms=ms[0], min_ms=ms[1], max_ms=ms[2])
+            fn(0)  # fails here (not inside the timed loop) if the call is refused
+            timed.append((row, fn))
         except Exception as e:  # noqa: BLE001 -- one broken row must not lose the others
             row["error"] = f"{type(e).__name__}: {e}"
-        entry["rows"].append(row)
 
     # Peers.
     add_row("torch_wide_matmul", lambda i: torch.matmul(sets[i]["x"], sets[i]["W_cat"]),
@@ -145,6 +194,18 @@ def bench_shape(shape, lib, args, flush, bw, rate):
             lambda: {o: rel_error(t, ref[o]) for o, t in torch_unfused(sets[0], H, dk).items()})
 
     outs = {o: torch.empty(N, H if o == "alpha" else H * dk, device="cuda", dtype=torch.bfloat16) for o in OUTPUTS}
+
+    def checked(run):
+        def check():
+            for t in outs.values():
+                t.fill_(float("nan"))
+            run(0)
+            torch.cuda.synchronize()
+            return {o: rel_error(outs[o], ref[o]) if not torch.isnan(outs[o]).any().item() else float("nan")
+                    for o in OUTPUTS}
+        return check
+
+    workspaces = []  # alive until the timing is done
     for variant in args.variants.split(","):
         base, pack_per_call = variant.removesuffix("+pack"), variant.endswith("+pack")
         prepacked = base in ("wide_gemm", "epilogue_fused") and not pack_per_call
@@ -154,27 +215,77 @@ def bench_shape(shape, lib, args, flush, bw, rate):
             entry["rows"].append({"name": variant, "error": str(e)})
             continue
         ws = torch.empty(ws_bytes, dtype=torch.uint8, device="cuda") if ws_bytes else None
-        run = lambda i: lib.forward(base, sets[i], outs, ws, shape, prepacked)
+        workspaces.append(ws)
+        run = lambda i, base=base, ws=ws, prepacked=prepacked: lib.forward(base, sets[i], outs, ws, shape, prepacked)
+        add_row(variant, run, checked(run))
+        if base == "epilogue_fused" and not pack_per_call:
+            for strip in (int(g) for g in args.strips.split(",") if g):
+                run_strip = lambda i, g=strip, ws=ws: lib.forward("epilogue_fused", sets[i], outs, ws, shape, True, g)
+                add_row(f"{variant}@strip={strip}", run_strip, checked(run_strip))
 
-        def check():
-            for t in outs.values():
-                t.fill_(float("nan"))
-            run(0)
-            torch.cuda.synchronize()
-            return {o: rel_error(outs[o], ref[o]) if not torch.isnan(outs[o]).any().item() else float("nan")
-                    for o in OUTPUTS}
-
-        add_row(variant, run, check)
-        del ws
-    del sets, ref, outs
+    with ClockMonitor() as mon:
+        results = time_interleaved([fn for _, fn in timed], INPUT_SETS, args.reps, args.warmup, flush, args.pad_us)
+    for (row, _), (med, lo, hi, first, host_us) in zip(timed, results):
+        row.update(ms=med, min_ms=lo, max_ms=hi, first_call_ms=first, host_us=host_us)
+    entry["clocks"] = mon.summary
+    del sets, ref, outs, workspaces
     torch.cuda.empty_cache()
     return entry
 
 
-def profile_shape(shape, lib):
-    """One call of epilogue_fused (prepacked weight) and one of its peer torch.matmul(x, W_cat),
-    L2 flushed before each, between cudaProfilerStart/Stop: `ncu --profile-from-start off`
-    captures exactly these two GEMMs (one warm-up call of each runs before, outside the range)."""
+def time_interleaved(fns, n_sets, reps, warmup, flush, pad_us, block=5):
+    """Per fn: (median ms of its warm calls, min, max, median ms of its first call in a block, median
+    microseconds its host side took to enqueue it). The fns take turns in blocks of `block` calls
+    (the first fn of each round rotates), the L2 flushed and CUDA events around each call, calls
+    rotating over n_sets input sets.
+    Why interleaved: timing the rows one after the other compared them at different clocks; under
+    the H100's power cap (throttle reason "SW power cap") single clock samples taken during the rows
+    of one run ranged from 1500 to 1920 MHz, and cuBLAS's wide GEMM timed on each input set in turn
+    took 1450, then 1552, then 1648 us (median of 15 calls each, reference shape).
+    Why blocks: a call right after another implementation's was slower than the same call repeated
+    (epilogue_fused at N = 2048: 110-112 us after wide_gemm, 102-106 us after itself, L2 flushed
+    both times; plausibly its instructions no longer cached), so one call per turn made a row's
+    time depend on its neighbour in the list. The first call of each block is reported apart.
+    pad_us: a GPU spin of that long after the flush and before the start event, so the GPU is still
+    busy when the host has enqueued the call: the window between the events then holds the call's
+    GPU work only, not the host's enqueue time."""
+    pad_cycles = int(pad_us * 2000)  # GPU clock cycles at 2 GHz, about the H100's top SM clock
+    for i in range(warmup):
+        for fn in fns:
+            fn(i % n_sets)
+    torch.cuda.synchronize()
+    rounds = max(1, reps // block)
+    events = [[[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(block)]
+               for _ in fns] for _ in range(rounds)]
+    host = [[] for _ in fns]
+    for r in range(rounds):
+        for j in range(len(fns)):
+            k = (j + r) % len(fns)
+            for b in range(block):
+                flush.zero_()
+                if pad_cycles:
+                    torch.cuda._sleep(pad_cycles)
+                events[r][k][b][0].record()
+                t0 = time.perf_counter()
+                fns[k]((r * block + b) % n_sets)
+                host[k].append((time.perf_counter() - t0) * 1e6)
+                events[r][k][b][1].record()
+    torch.cuda.synchronize()
+    out = []
+    for k in range(len(fns)):
+        t = [[events[r][k][b][0].elapsed_time(events[r][k][b][1]) for b in range(block)] for r in range(rounds)]
+        warm = [x for per in t for x in per[1:]] or [per[0] for per in t]
+        first = [per[0] for per in t]
+        out.append((statistics.median(warm), min(warm), max(warm), statistics.median(first),
+                    statistics.median(host[k])))
+    return out
+
+
+def profile_shape(shape, lib, strips):
+    """One call of epilogue_fused (prepacked weight; one per tile order in `strips`, 0 = the tiling
+    header's) and one of its peer torch.matmul(x, W_cat), L2 flushed before each, between
+    cudaProfilerStart/Stop: `ncu --profile-from-start off` captures exactly these GEMMs, in this
+    order (one warm-up call of each runs before, outside the range)."""
     B, T, d, H, dk = shape
     N = B * T
     s = make_inputs(shape, 1000)
@@ -185,17 +296,18 @@ def profile_shape(shape, lib):
     ws_bytes = lib.workspace_bytes("epilogue_fused", shape, True)
     ws = torch.empty(ws_bytes, dtype=torch.uint8, device="cuda") if ws_bytes else None
     flush = l2_flush_buffer()
-    fused = lambda: lib.forward("epilogue_fused", s, outs, ws, shape, True)
+    fused = [lambda g=g: lib.forward("epilogue_fused", s, outs, ws, shape, True, g) for g in strips]
     peer = lambda: torch.matmul(s["x"], s["W_cat"])
-    fused(), peer()
+    for fn in fused + [peer]:
+        fn()
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStart()
-    for fn in (fused, peer):
+    for fn in fused + [peer]:
         flush.zero_()
         fn()
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStop()
-    print(f"profiled epilogue_fused and torch_wide_matmul at N={N} d={d} H={H} dk={dk}", flush=True)
+    print(f"profiled epilogue_fused (strips {strips}) and torch_wide_matmul at N={N} d={d} H={H} dk={dk}", flush=True)
 
 
 def print_table(entry):
@@ -204,29 +316,41 @@ def print_table(entry):
     print(f"\n## B={s['B']} T={s['T']} d={s['d']} H={s['H']} dk={s['dk']} (N={entry['N']})  floor "
           f"{entry['floor_ms'] * 1e3:.1f} us (memory {entry['floor_mem_ms'] * 1e3:.1f}, "
           f"tensor {entry['floor_flop_ms'] * 1e3:.1f})")
-    print("| implementation | median us | floor/time | TFLOP/s | vs unfused | vs torch_wide_matmul | max rel err |")
-    print("|---|---|---|---|---|---|---|")
+    c = entry.get("clocks")
+    if c:
+        print(f"SM clock during the timed calls: {c['sm_clock_mhz_min']:.0f}-{c['sm_clock_mhz_max']:.0f} MHz "
+              f"(median {c['sm_clock_mhz_median']:.0f}, {c['samples']} samples), power up to {c['power_w_max']:.0f} W, "
+              f"throttle reasons {', '.join(c['throttle_reasons'])}")
+    print("| implementation | median us | min-max us | floor/time | TFLOP/s | vs unfused | vs torch_wide_matmul "
+          "| max rel err | first call of a block us | host enqueue us |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in entry["rows"]:
         if "ms" not in r:
-            print(f"| {r['name']} | - | - | - | - | - | {r.get('error', '')[:150]} |")
+            print(f"| {r['name']} | - | - | - | - | - | - | {r.get('error', '')[:150]} | - | - |")
             continue
         ms = r["ms"]
         f = lambda x: f"{x:.2f}x" if x else "-"
         err = max(r["rel_error"].values()) if r.get("rel_error") else None
-        print(f"| {r['name']} | {ms * 1e3:.1f} | {entry['floor_ms'] / ms:.2f} | {entry['flops'] / ms / 1e9:.0f} | "
+        print(f"| {r['name']} | {ms * 1e3:.1f} | {r['min_ms'] * 1e3:.0f}-{r['max_ms'] * 1e3:.0f} | "
+              f"{entry['floor_ms'] / ms:.2f} | {entry['flops'] / ms / 1e9:.0f} | "
               f"{f(rows.get('unfused') / ms if rows.get('unfused') else None)} | "
               f"{f(ms / rows['torch_wide_matmul'] if rows.get('torch_wide_matmul') else None)} (time ratio) | "
-              f"{'' if err is None else f'{err:.1e}'} |", flush=True)
+              f"{'' if err is None else f'{err:.1e}'} | {r['first_call_ms'] * 1e3:.1f} | {r['host_us']:.0f} |",
+              flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
     ap.add_argument("--out", default=None)
-    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--reps", type=int, default=40, help="timed calls per row (in turns of 5)")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--shapes", default=None, help="B,T,d,H,dk;... (default: the issue's sweep + reference)")
+    ap.add_argument("--strips", default="",
+                    help="also time epilogue_fused with these tile orders (column tiles per strip), e.g. 1,11,33")
+    ap.add_argument("--pad-us", type=float, default=200.0,
+                    help="GPU spin before each timed call, hiding the host's enqueue time (0: none)")
     ap.add_argument("--profile", action="store_true",
                     help="no timing: one profiled call of epilogue_fused and of torch_wide_matmul per shape (for ncu)")
     args = ap.parse_args()
@@ -235,7 +359,7 @@ def main():
     shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split(",")) for s in args.shapes.split(";")]
     if args.profile:
         for shape in shapes:
-            profile_shape(shape, lib)
+            profile_shape(shape, lib, [int(g) for g in (args.strips or "0").split(",")])
         return
     flush = l2_flush_buffer()
     bw = copy_bandwidth(flush)
@@ -244,7 +368,7 @@ def main():
     report = {"gpu": props.name, "sms": props.multi_processor_count,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "torch": torch.__version__, "cuda": torch.version.cuda, "copy_bandwidth_GBps": bw / 1e9,
-              "tensor_TFLOPs": rate / 1e12, "command": " ".join(sys.argv), "shapes": []}
+              "tensor_TFLOPs": rate / 1e12, "command": " ".join(sys.argv), "pad_us": args.pad_us, "shapes": []}
     print(f"# {props.name}, copy bandwidth {bw / 1e9:.0f} GB/s (read+write), bf16 matmul {rate / 1e12:.0f} TFLOP/s",
           flush=True)
     for shape in shapes:

@@ -61,10 +61,11 @@ int overlap_projchain_pack(const char* variant, const void* w_q, const void* w_k
 
 // 0 on success; otherwise 1 and the reason (unknown variant, unsupported shape, CUDA error).
 // w_packed: from overlap_projchain_pack for the same variant, or null (packed inside the call).
+// fused_strip_n: epilogue_fused's tile order (ProjchainDeviceArgs::fused_strip_n); 0: the tiling's.
 int overlap_projchain_forward(const char* variant, const void* x, const void* w_q, const void* w_k, const void* w_v,
                               const void* w_g, const void* w_alpha, const void* w_packed, void* q, void* k, void* v,
                               void* g, void* alpha, void* workspace, int B, int T, int d, int H,
-                              int dk, void* stream, char* err, int err_len) {
+                              int dk, int fused_strip_n, void* stream, char* err, int err_len) {
   return capi_guard(err, err_len, 1, [&] {
     overlap::cuda::ProjchainDeviceArgs a;
     a.x = x;
@@ -80,6 +81,7 @@ int overlap_projchain_forward(const char* variant, const void* x, const void* w_
     a.g = g;
     a.alpha = alpha;
     a.workspace = workspace;
+    a.fused_strip_n = fused_strip_n;
     overlap::cuda::projchain_forward(overlap::cuda::parse_projchain_variant(variant), a, make_shape(B, T, d, H, dk),
                                      static_cast<CUstream_st*>(stream));
     return 0;

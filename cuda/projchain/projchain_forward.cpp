@@ -29,13 +29,12 @@ void check_launch(const char* error, std::string_view what, Variant v) {
   if (error) fail("projchain_forward {}: {} failed: {}", projchain_variant_name(v), what, error);
 }
 
-// The fused GEMM's problem; its tile order comes from projchain_tiling.hpp, as its tiling does.
+// The fused GEMM's problem; its tile order comes from projchain_tiling.hpp, as its tiling does,
+// unless the caller names one (benchmark comparisons).
 launch::FusedProblem fused_problem(const ProjchainDeviceArgs& a, const void* w_packed, const ProjchainShape& s) {
   launch::FusedProblem p{a.x, w_packed, a.q, a.k, a.v, a.g, a.alpha, s.N(), s.d, packed_weight_ld(s),
                          static_cast<int>(s.H), static_cast<int>(s.dk)};
-  const projchain::FusedTileOrder order = projchain::fused_tile_order(s.N());
-  p.raster = order.raster;
-  p.swizzle = order.swizzle;
+  p.strip_n = a.fused_strip_n > 0 ? a.fused_strip_n : projchain::fused_strip_n(s.N(), s.d, s.wide_width());
   return p;
 }
 

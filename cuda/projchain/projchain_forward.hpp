@@ -53,6 +53,9 @@ struct ProjchainDeviceArgs {
   // projchain_workspace_bytes(variant, shape, w_packed != null) bytes, or null: allocated on
   // the stream (cudaMallocAsync) and released after the call.
   void* workspace = nullptr;
+  // epilogue_fused's tile order, column tiles per strip (projchain_strip_scheduler.cuh); 0: the
+  // tiling's choice for the shape, projchain::fused_strip_n. Other values are for comparisons.
+  int fused_strip_n = 0;
 };
 
 // The packed weight holds [W_q|W_k|W_v|W_g|W_alpha] (4·H·dk + H columns, rounded up to

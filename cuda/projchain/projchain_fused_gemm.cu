@@ -8,6 +8,8 @@
 // simulator's model reads. x is K-major (row-major [M, d]); the packed weight is stored
 // transposed, [ldw, d], so B is K-major too (the "TN" GEMM, wgmma's native operand order; 3%
 // faster than reading [d, ldw] transposed from shared memory, measured on an H100).
+// Tile order: our StripScheduler (projchain_strip_scheduler.cuh) in place of CUTLASS's persistent
+// scheduler, strips of projchain::fused_strip_n column tiles.
 // All CUTLASS templates live in this one file: they take a minute or more to compile.
 #include <cuda_runtime.h>
 
@@ -20,6 +22,7 @@
 
 #include "projchain/projchain_fused_epilogue.cuh"
 #include "projchain/projchain_launch.hpp"
+#include "projchain/projchain_strip_scheduler.cuh"
 #include "projchain/projchain_tiling.hpp"
 
 namespace overlap::cuda::projchain_launch {
@@ -43,7 +46,8 @@ struct FusedGemm {
       cutlass::layout::ColumnMajor, kAlignment, float, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCount<kTiling.stages>,
       cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop, Epilogue>;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop, Epilogue,
+                                                      projchain_fused::StripSchedulerTag>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
   // with_hardware: fill in the SM count (needs a GPU); can_implement only looks at sizes.
@@ -86,10 +90,7 @@ struct FusedGemm {
                                    static_cast<const Element*>(p.w_packed), stride_b},
                                   epi,
                                   hw};
-    using Raster = cutlass::gemm::kernel::detail::RasterOrderOptions;
-    args.scheduler.raster_order =
-        p.raster == 'n' ? Raster::AlongN : p.raster == 'm' ? Raster::AlongM : Raster::Heuristic;
-    args.scheduler.max_swizzle_size = p.swizzle;
+    args.scheduler.strip_n = p.strip_n;
     return args;
   }
 
@@ -118,7 +119,7 @@ const char* fused_gemm_check(const FusedProblem& p) {
   if (p.d % kAlignment != 0 || p.ldw % kAlignment != 0)
     return "fused GEMM: d and the packed weight's stride must be multiples of 8 elements (TMA)";
   if (p.dk != 64 && p.dk != 128) return "fused GEMM: dk must be 64 or 128 (whole heads in the 256-wide tile)";
-  if (p.swizzle != 1 && p.swizzle != 2 && p.swizzle != 4 && p.swizzle != 8) return "fused GEMM: swizzle must be 1, 2, 4 or 8";
+  if (p.strip_n < 1) return "fused GEMM: the tile order's strip width must be at least 1 column tile";
   return FusedGemm::check(p);
 }
 

@@ -36,10 +36,8 @@ struct FusedProblem {
   void* alpha;
   std::int64_t M, d, ldw;
   int H, dk;
-  // Tile order of the persistent scheduler (projchain::fused_tile_order): 'n' (along N first),
-  // 'm', or 'h' (CUTLASS's heuristic); swizzle 1, 2, 4 or 8.
-  char raster = 'h';
-  int swizzle = 1;
+  // Tile order (projchain::fused_strip_n): column tiles per strip, at least 1.
+  int strip_n = 1;
 };
 
 // Transposes the five weights into w_packed [ldw, d] (rows past 4·H·dk + H zeroed).

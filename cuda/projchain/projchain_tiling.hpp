@@ -25,25 +25,6 @@ struct GemmTiling {
   int cluster_size;
 };
 
-// Order of the persistent scheduler's tiles: raster 'n' (along N first), 'm', or 'h' (CUTLASS's
-// heuristic); swizzle 1, 2, 4 or 8 (groups of tiles that share operands in L2). Measured on an
-// H100 (docs/results/projchain_h100.md, d=2048, 33 tiles across the 8208 columns): up to N=4096
-// the heuristic is fastest; from N=8192 on, along N beat the heuristic (3.32 -> 2.26 ms at the
-// reference shape with swizzle 4). Swizzle stays 1: CUTLASS rounds BOTH tile counts up to a
-// multiple of swizzle x cluster, so swizzle 4 turned the 33 column tiles into 36 and the kernel
-// computed 9% more tiles than the problem has (Nsight Compute counted 9216 tiles instead of
-// 8448 at the reference shape); swizzle 8 (40 tiles) was slower still. Along N with swizzle 1
-// the CTAs in flight cover 4 row tiles x all 33 column tiles. Swizzle 1 was measured only
-// together with two epilogue changes (round 3: 25% faster at N = 8192 and 16384, 12% at the
-// reference shape), not alone.
-struct FusedTileOrder {
-  char raster;
-  int swizzle;
-};
-constexpr FusedTileOrder fused_tile_order(long long rows) {
-  return rows >= 8192 ? FusedTileOrder{'n', 1} : FusedTileOrder{'h', 1};
-}
-
 constexpr GemmTiling gemm_tiling_for(Variant v, int compute_capability) {
   if (compute_capability >= 90) {
     // 128x256 tiles (two consumer warpgroups of 64x256, CUTLASS's sm90 cooperative default):
@@ -65,6 +46,38 @@ constexpr GemmTiling gemm_tiling_for(Variant v, int compute_capability) {
   if (compute_capability >= 80) return {128, 128, 32, 3, 8, false, false, false, 232, 1};
   return {128, 128, 32, 2, 8, false, false, false, 232, 1};
 }
+
+// Order of EpilogueFused's persistent tiles (cuda/projchain/projchain_strip_scheduler.cuh): the
+// column tiles are cut into strips of `fused_strip_n` tiles, and the CTAs walk down the rows
+// inside a strip before the next strip, so the strip's slice of the weight stays in L2 while x
+// streams through once per strip. 1 is CUTLASS's AlongM raster; the whole column tile count is
+// its AlongN raster (CUTLASS's swizzle is not used: it pads both tile counts to a multiple of
+// the swizzle, 33 -> 36 column tiles at swizzle 4).
+// Measured on an H100 at d=2048, H=16, dk=128 (33 column tiles, 1 MiB of weight each;
+// docs/results/projchain_h100.md: strips 1, 3, 6, 8, 11, 16, 33 in one call with Nsight Compute,
+// and 1, 8, 33 beside the chosen order in the final run):
+//  - N = 32768: strips of 11 read 0.73 GB from DRAM (cuBLAS's wide GEMM: 0.81 GB) at an 85% L2
+//    hit rate; AlongN (33) read 2.5 GB at 62%, AlongM (1) 4.5 GB at 43%. Nsight Compute: 2.47 M
+//    cycles for strips of 3 to 16 alike, 2.62 M for AlongN, 2.94 M for AlongM. Final run: 1579 us
+//    (strips of 8: 1587, AlongN: 1693, AlongM: 1860).
+//  - N = 8192 and 16384: strips of 6 to 16 within 3% of each other; the final run's strips of
+//    11 were 8% faster than AlongN and 5-18% faster than AlongM.
+//  - N = 2048 and 4096 (2 to 4 waves): AlongM as fast as any strip and 6-9% faster than AlongN,
+//    so strips start at N = 8192, the smallest N measured where they win.
+// The rule: the widest even split of the column tiles whose weight slice stays within 12 MiB,
+// about a quarter of the 50 MB L2 (11 tiles at d = 2048). Other d are extrapolated from d = 2048.
+constexpr long long kFusedStripWeightBytes = 12LL << 20;
+constexpr int fused_strip_n(long long rows, long long d, long long columns) {
+  if (rows < 8192) return 1;
+  const long long tile_n = gemm_tiling_for(Variant::EpilogueFused, 90).tile_n;
+  const long long tiles_n = (columns + tile_n - 1) / tile_n;
+  const long long per_tile = tile_n * d * 2;  // bf16 weight bytes of one column tile
+  const long long most = kFusedStripWeightBytes / per_tile < 1 ? 1 : kFusedStripWeightBytes / per_tile;
+  const long long strips = (tiles_n + most - 1) / most;
+  return static_cast<int>((tiles_n + strips - 1) / strips);
+}
+static_assert(fused_strip_n(32768, 2048, 8208) == 11 && fused_strip_n(4096, 2048, 8208) == 1,
+              "the measured choice at the reference shape and below N = 8192");
 
 // The standalone activation kernels of Unfused / WideGemm: one CTA per row block; the L2
 // norm needs a whole head per warp.

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # One GPU session for the projchain kernels, in one call: build, GPU tests, compute-sanitizer on
-# the small shapes, then the benchmark beside its peers. Logs go to $OUT (or out/).
-#   bash tools/device/projchain_run.sh [tests|bench|ncu|all]   (BENCH_ARGS: extra bench flags)
+# the small shapes, then the benchmark beside its peers (epilogue_fused also with STRIPS, default 1,8,33:
+# AlongM, strips of 8, AlongN: the round-3 orders and a neighbour, timed in the same run). Logs go
+# to $OUT (or out/).
+#   bash tools/device/projchain_run.sh [tests|bench|ncu|order|all]   (BENCH_ARGS: extra bench flags)
 # ncu: Nsight Compute (--set full, clocks not locked) on one epilogue_fused call and one call of its
 # peer torch.matmul(x, W_cat), at NCU_SHAPE (default: the reference shape); builds only the C API.
+# order: the tile-order comparison: GPU tests (no sanitizers), the benchmark with epilogue_fused at
+# each strip width in STRIPS (all rows interleaved, SM clock / power sampled), then Nsight
+# Compute's DRAM bytes, L2 hit rate and duration for one call per strip width at NCU_SHAPE.
 set -o pipefail
 what=${1:-all}
 OUT=${OUT:-out}
@@ -18,9 +23,11 @@ tail -3 "$OUT/build.log"
 B=${OVERLAP_BUILD:-build-device}
 T="$B/tests_cuda/projchain/test_cuda_projchain"
 status=0
-if [[ $what == tests || $what == all ]]; then
+if [[ $what == tests || $what == all || $what == order ]]; then
   "$T" --gtest_brief=1 2>&1 | tee "$OUT/tests.log" | grep -v "rel_error" | tail -40 || status=1
   grep -c "rel_error" "$OUT/tests.log" | sed 's/^/checked outputs: /'
+fi
+if [[ $what == tests || $what == all ]]; then
   # Sanitizers on the small shapes only (N <= 300), every implemented variant.
   filter='*T_33*:*T_130*:*T_47*:*T_129*:*T_17_*:*T_100_*:*T_300_*'
   for tool in memcheck racecheck; do
@@ -32,7 +39,29 @@ if [[ $what == tests || $what == all ]]; then
 fi
 if [[ $what == bench || $what == all ]]; then
   PYTHONUNBUFFERED=1 python3 bench/gpu/bench_projchain.py --lib "$B/cuda/projchain/liboverlap_projchain_capi.so" \
-    --out "$OUT/bench_projchain.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" | grep -v Warning || status=1
+    --out "$OUT/bench_projchain.json" --strips "${STRIPS:-1,8,33}" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" | grep -v Warning || status=1
+fi
+if [[ $what == order ]]; then
+  STRIPS=${STRIPS:-1,3,6,8,11,16,33}
+  PYTHONUNBUFFERED=1 python3 bench/gpu/bench_projchain.py --lib "$B/cuda/projchain/liboverlap_projchain_capi.so" \
+    --out "$OUT/bench_order.json" --variants epilogue_fused --strips "$STRIPS" ${BENCH_ARGS:-} 2>&1 |
+    tee "$OUT/bench_order.log" | grep -v Warning || status=1
+  ncu --clock-control none --profile-from-start off --kernel-name regex:'device_kernel|nvjet|gemm|xmma' \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum \
+    --csv --page raw python3 bench/gpu/bench_projchain.py --lib "$B/cuda/projchain/liboverlap_projchain_capi.so" \
+    --profile --strips "0,$STRIPS" --shapes "${NCU_SHAPE:-8,4096,2048,16,128}" >"$OUT/ncu_order.csv" 2>"$OUT/ncu_order.err"
+  echo "ncu: exit $? (kernels in the order: strips 0,$STRIPS, then torch.matmul)"
+  python3 - "$OUT/ncu_order.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+head = rows[0]
+want = ["Kernel Name", "gpu__time_duration.sum", "gpc__cycles_elapsed.max", "dram__bytes_read.sum",
+        "dram__bytes_write.sum", "lts__t_sector_hit_rate.pct", "sm__throughput.avg.pct_of_peak_sustained_elapsed"]
+idx = [head.index(w) for w in want if w in head]
+for r in rows[1:]:
+    print(" | ".join(r[i][:40] for i in idx))
+PY
 fi
 if [[ $what == ncu ]]; then
   LIB="$B/cuda/projchain/liboverlap_projchain_capi.so"

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "../gpu_test_support.hpp"
@@ -101,10 +102,16 @@ TEST_P(ProjchainForwardGpu, MatchesOracle) {
   args.alpha = alpha.get();
 
   // Each way of running the variant: packing the weights inside the call, and (wide variants)
-  // beforehand.
-  std::vector<bool> modes = {false};
-  if (variant != ProjchainVariant::Unfused) modes.push_back(true);
-  for (const bool prepacked : modes) {
+  // beforehand. epilogue_fused also runs with explicit tile orders (column tiles per strip,
+  // ProjchainDeviceArgs::fused_strip_n; 0 = the tiling's choice): AlongM (1), and strips of 4
+  // and 7, which leave a narrower last strip on the shapes with many column tiles (33 = 8·4 + 1
+  // = 4·7 + 5 on the last case).
+  std::vector<std::pair<bool, int>> modes = {{false, 0}};
+  if (variant != ProjchainVariant::Unfused) modes.emplace_back(true, 0);
+  if (variant == ProjchainVariant::EpilogueFused)
+    for (const int strip : {1, 4, 7}) modes.emplace_back(true, strip);
+  for (const auto& [prepacked, strip] : modes) {
+    args.fused_strip_n = strip;
     for (auto& [out_name, t] : result) poison(t);
     q.upload(result["q"]);
     k.upload(result["k"]);
@@ -124,7 +131,8 @@ TEST_P(ProjchainForwardGpu, MatchesOracle) {
     v.download(result["v"]);
     g.download(result["g"]);
     alpha.download(result["alpha"]);
-    const std::string label = name + (prepacked ? " (prepacked)" : "") + " " + c.shape + " " +
+    const std::string label = name + (prepacked ? " (prepacked)" : "") +
+                              (strip ? " strip " + std::to_string(strip) : std::string()) + " " + c.shape + " " +
                               c.distribution;
     for (const OutputCheck& check : check_outputs(vs, result)) {
       EXPECT_TRUE(check.pass()) << label << ": " << check.name << " rel_error " << check.rel_error << " (tolerance "
