@@ -30,12 +30,16 @@ long long overlap_linrnn_workspace_bytes(const char* variant, int B, int T, int 
 }
 
 // 0 on success; otherwise 1 and the reason (unknown variant, unsupported shape, CUDA error).
-int overlap_linrnn_forward(const char* variant, const void* x, const void* W, const float* h0, void* y, float* hT,
-                           void* workspace, int B, int T, int d, int dv, void* stream, char* err, int err_len) {
+// w_packed: the weight packed by overlap_linrnn_pack_weight, or null (chunk_fused then packs W
+// into the workspace in the call).
+int overlap_linrnn_forward(const char* variant, const void* x, const void* W,
+                           const void* w_packed, const float* h0, void* y, float* hT, void* workspace, int B, int T,
+                           int d, int dv, void* stream, char* err, int err_len) {
   return overlap::cuda::capi_guard(err, err_len, 1, [&] {
     overlap::cuda::LinrnnDeviceArgs a;
     a.x = x;
     a.W = W;
+    a.w_packed = w_packed;
     a.h0 = h0;
     a.y = y;
     a.hT = hT;
@@ -43,6 +47,23 @@ int overlap_linrnn_forward(const char* variant, const void* x, const void* W, co
     overlap::cuda::linrnn_forward(overlap::cuda::parse_linrnn_variant(variant), a,
                                   make_shape(B, T, d, dv, h0 != nullptr, hT != nullptr),
                                   static_cast<CUstream_st*>(stream));
+    return 0;
+  });
+}
+
+// Bytes of chunk_fused's packed weight, or -1 with a message.
+long long overlap_linrnn_packed_weight_bytes(int B, int T, int d, int dv, char* err, int err_len) {
+  return overlap::cuda::capi_guard(err, err_len, -1LL, [&] {
+    return static_cast<long long>(overlap::cuda::linrnn_packed_weight_bytes(make_shape(B, T, d, dv, false, false)));
+  });
+}
+
+// Packs W for chunk_fused (enqueued on `stream`): 0, or 1 and the reason.
+int overlap_linrnn_pack_weight(const void* W, void* w_packed, int B, int T, int d, int dv, void* stream, char* err,
+                               int err_len) {
+  return overlap::cuda::capi_guard(err, err_len, 1, [&] {
+    overlap::cuda::linrnn_pack_weight(W, w_packed, make_shape(B, T, d, dv, false, false),
+                                      static_cast<CUstream_st*>(stream));
     return 0;
   });
 }

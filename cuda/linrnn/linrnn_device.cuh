@@ -1,7 +1,7 @@
 #pragma once
 // Device-side building blocks of the linrnn kernels: the per-element math of the layer and the
-// few PTX instructions that cuda/common/ptx_sm80.cuh does not wrap (non-transposed ldmatrix,
-// the relaxed 64-bit accesses of the look-back's {value, flag} words).
+// few PTX instructions that cuda/common/ptx_sm80.cuh does not wrap (the relaxed 64-bit accesses
+// of the look-back's {value, flag} words).
 #include <cstdint>
 #include <cuda_bf16.h>
 
@@ -20,13 +20,6 @@ __device__ __forceinline__ Gate gate_of(float a_pre) {
   return {1.0f / (1.0f + __expf(-a_pre)), 1.0f / (1.0f + __expf(a_pre))};
 }
 __device__ __forceinline__ float silu(float z) { return z / (1.0f + __expf(-z)); }
-
-// Four 8x8 b16 matrices, not transposed (the A operand of m16n8k16 from a row-major tile).
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* row_addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(ptx::smem_addr(row_addr)));
-}
 
 // 64-bit words that carry a value and its flag together (single-copy atomic when aligned).
 __device__ __forceinline__ unsigned long long load_relaxed_u64(const unsigned long long* p) {

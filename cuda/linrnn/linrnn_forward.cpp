@@ -25,8 +25,9 @@ linrnn_launch::Problem problem_of(const LinrnnDeviceArgs& a, const linrnn::Linrn
 }
 
 // Workspace: [look-back (zeroed once)] [projection bf16 B*T x 3dv] [h fp32 B*T x dv]
+// chunk_fused: [look-back (zeroed once)] [packed weight, used when none is given]
 struct WorkspaceLayout {
-  std::size_t lookback = 0, proj = 0, h = 0, bytes = 0;
+  std::size_t lookback = 0, proj = 0, h = 0, packed = 0, bytes = 0;
 };
 WorkspaceLayout workspace_layout(Variant v, const linrnn::LinrnnShape& s) {
   const linrnn_launch::Problem p{nullptr, nullptr, nullptr, nullptr, nullptr, static_cast<int>(s.B),
@@ -37,7 +38,8 @@ WorkspaceLayout workspace_layout(Variant v, const linrnn::LinrnnShape& s) {
     case Variant::FullFused: return l;
     case Variant::ChunkFused:
       l.lookback = align256(linrnn_launch::chunk_fused_lookback_bytes(p));
-      l.bytes = l.lookback;
+      l.packed = align256(linrnn_launch::packed_weight_bytes(p));
+      l.bytes = l.lookback + l.packed;
       return l;
     case Variant::SemiFused:
     case Variant::ThreeKernel:
@@ -57,6 +59,20 @@ void check_launch(int code, Variant v, std::string_view what) {
 }
 
 }  // namespace
+
+std::size_t linrnn_packed_weight_bytes(const linrnn::LinrnnShape& s) {
+  const linrnn_launch::Problem p{nullptr, nullptr, nullptr, nullptr, nullptr, static_cast<int>(s.B),
+                                 static_cast<int>(s.T), static_cast<int>(s.d), static_cast<int>(s.dv)};
+  return linrnn_launch::packed_weight_bytes(p);
+}
+
+void linrnn_pack_weight(const void* W, void* w_packed, const linrnn::LinrnnShape& s, CUstream_st* stream) {
+  if (auto why = linrnn_cannot_implement(Variant::ChunkFused, s)) fail("linrnn_pack_weight: {}", *why);
+  OVERLAP_REQUIRE(W && w_packed, "linrnn_pack_weight: W and w_packed must be device pointers");
+  const linrnn_launch::Problem p{nullptr, W, nullptr, nullptr, nullptr, static_cast<int>(s.B),
+                                 static_cast<int>(s.T), static_cast<int>(s.d), static_cast<int>(s.dv)};
+  check_launch(linrnn_launch::pack_weight(p, w_packed, stream), Variant::ChunkFused, "weight packing");
+}
 
 const std::vector<Variant>& all_linrnn_variants() {
   static const std::vector<Variant> all = {Variant::ThreeKernel, Variant::SemiFused, Variant::FullFused,
@@ -93,6 +109,11 @@ std::optional<std::string> linrnn_cannot_implement(Variant v, const linrnn::Linr
   if (s.B * s.T > INT_MAX / 4 || s.d > INT_MAX / 4 || s.dv > INT_MAX / 12)
     return name + ": sizes beyond 32-bit indexing (B*T = " + std::to_string(s.B * s.T) + ")";
   if (v == Variant::FullFused && s.B > 65535) return name + ": B = " + std::to_string(s.B) + " over the grid limit 65535";
+  if (v == Variant::ChunkFused) {
+    const linrnn_launch::Problem p{nullptr, nullptr, nullptr, nullptr, nullptr, static_cast<int>(s.B),
+                                   static_cast<int>(s.T), static_cast<int>(s.d), static_cast<int>(s.dv)};
+    if (const char* why = linrnn_launch::chunk_fused_check(p)) return why;
+  }
   return std::nullopt;
 }
 
@@ -124,7 +145,18 @@ void linrnn_forward(Variant v, const LinrnnDeviceArgs& a, const linrnn::LinrnnSh
   auto* base = static_cast<unsigned char*>(ws);
   int launched = cudaSuccess;
   if (v == Variant::ChunkFused) {
-    launched = linrnn_launch::chunk_fused(p, base, stream);
+    const void* w_packed = a.w_packed;
+    if (!w_packed) {
+      void* scratch = base + l.lookback;
+      launched = linrnn_launch::pack_weight(p, scratch, stream);
+      w_packed = scratch;
+    }
+    if (launched == cudaSuccess) {
+      if (const char* why = linrnn_launch::chunk_fused(p, w_packed, base, stream)) {
+        if (!a.workspace) OVERLAP_CUDA_CHECK(cudaFreeAsync(ws, cs));
+        fail("linrnn_forward {}: {}", name, why);
+      }
+    }
   } else {
     void* proj = base + l.lookback;
     RowMajorGemm g;

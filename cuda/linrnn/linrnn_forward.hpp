@@ -8,9 +8,10 @@
 //   linrnn_forward(v, {x, W, h0, y, hT, workspace}, shape, stream);
 //
 // Layout (ref/linrnn/linrnn.hpp): x [B,T,d] bf16, W [d,3dv] bf16 = [W_u | W_a | W_z], h0 [B,dv]
-// fp32 (null: zeros); y [B,T,dv] bf16, hT [B,dv] fp32 (null: not written). The weights are
-// used as given (no prepack): chunk_fused gathers each channel block's u, a and z columns in
-// its load addresses.
+// fp32 (null: zeros); y [B,T,dv] bf16, hT [B,dv] fp32 (null: not written).
+// chunk_fused reads W packed once by linrnn_pack_weight ([u|a|z] per block of 64 channels,
+// K-major): pass it as w_packed; without it each call packs into its workspace first, which
+// costs a read and a write of W.
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -42,7 +43,14 @@ struct LinrnnDeviceArgs {
   // were projection data). 256-byte aligned (cudaMalloc's alignment). Null: allocated,
   // zeroed and freed on the stream in every call.
   void* workspace = nullptr;
+  // chunk_fused: W packed by linrnn_pack_weight (linrnn_packed_weight_bytes), or null (packed
+  // into the workspace in every call). Ignored by the other variants.
+  const void* w_packed = nullptr;
 };
+
+// chunk_fused's packed weight: bytes, and the packing (enqueued on `stream`).
+std::size_t linrnn_packed_weight_bytes(const linrnn::LinrnnShape& shape);
+void linrnn_pack_weight(const void* W, void* w_packed, const linrnn::LinrnnShape& shape, CUstream_st* stream);
 
 // Why `variant` cannot run `shape`, or nullopt when it can.
 std::optional<std::string> linrnn_cannot_implement(linrnn::Variant variant, const linrnn::LinrnnShape& shape);

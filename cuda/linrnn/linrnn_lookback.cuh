@@ -14,9 +14,12 @@
 // (Round 1 also had CUB's "fenced" protocol: data, __threadfence, a release-stored flag per
 // warp. Measured against this one on the H100 it was slower at every shape, 17.1 vs 21.9 us for
 // chunk_fused at the reference shape, and was deleted.)
-// Tile ids come from an atomic counter, chunk-major (id = chunk * rows + row, row = batch row
-// x channel block), so the tile a CTA waits for was handed to a CTA that is already running:
-// the spin-waits always make progress, whatever order the hardware starts CTAs in.
+// The scan kernels draw tile ids from an atomic counter, chunk-major (id = chunk * rows + row,
+// row = batch row x channel block), so the tile a CTA waits for was handed to a CTA that is
+// already running: the spin-waits always make progress, whatever order the hardware starts CTAs
+// in. chunk_fused (a persistent GEMM) uses the words and the epoch but not the tile counter:
+// its tiles are id = M tile * channel blocks + channel block, each counted finished once, in an
+// order that makes every wait point at a lower, resident tile (linrnn_wgmma_epilogue.cuh).
 #include <cstddef>
 #include <cstdint>
 
@@ -24,7 +27,7 @@
 
 namespace overlap::cuda::linrnn_kernel {
 
-constexpr int kChannels = 64;  // channels per tile (scan_tiling / chunk_fused_tiling block_dv)
+constexpr int kChannels = 64;  // channels per tile (scan_tiling channels_per_cta / chunk_fused_tiling block_dv)
 
 struct Lookback {
   unsigned* header;
@@ -96,24 +99,32 @@ __device__ __forceinline__ unsigned long long pack_word(float v, unsigned flag) 
 __device__ __forceinline__ unsigned flag_of(unsigned long long w) { return static_cast<unsigned>(w >> 32); }
 __device__ __forceinline__ float value_of(unsigned long long w) { return __uint_as_float(static_cast<unsigned>(w)); }
 
-__device__ __forceinline__ float look_back(const Lookback& lb, const Tile& tile, int rows, float A, float B,
-                                           float h_start, float* h_end) {
-  const int c = threadIdx.x;
-  const unsigned aggregate = tile.epoch * 4 + 1, inclusive = tile.epoch * 4 + 2;
+// One channel's look-back. `id` is the tile's word index, its predecessors are id - stride,
+// id - 2 stride, ...; `first`: no predecessor (h_in = h_start). A tile whose aggregate A is 0
+// (it contains a reset: chunk_fused's tiles span batch rows) publishes its inclusive h = B at
+// once, since that does not depend on h_in: its successors stop there without waiting for its
+// look-back.
+__device__ __forceinline__ float look_back_channel(const Lookback& lb, int id, int stride, int c, unsigned epoch,
+                                                   bool first, float A, float B, float h_start, float* h_end) {
+  const unsigned aggregate = epoch * 4 + 1, inclusive = epoch * 4 + 2;
   // word k (0: A, 1: B, 2: h) of tile t, this channel
   auto word = [&](int t, int k) { return &lb.words[(static_cast<std::size_t>(t) * 3 + k) * kChannels + c]; };
   float h_in = h_start;
-  if (tile.chunk > 0) {
-    store_relaxed_u64(word(tile.id, 0), pack_word(A, aggregate));
-    store_relaxed_u64(word(tile.id, 1), pack_word(B, aggregate));
+  if (!first) {
+    if (A == 0.0f) {
+      store_relaxed_u64(word(id, 2), pack_word(B, inclusive));
+    } else {
+      store_relaxed_u64(word(id, 0), pack_word(A, aggregate));
+      store_relaxed_u64(word(id, 1), pack_word(B, aggregate));
+    }
     float acc_a = 1.0f, acc_b = 0.0f;
-    for (int first = tile.id - rows;; first -= kWindow * rows) {
+    for (int first_t = id - stride;; first_t -= kWindow * stride) {
       unsigned long long wa[kWindow], wb[kWindow], wh[kWindow];
       int n;
       for (;;) {
 #pragma unroll
         for (int k = 0; k < kWindow; ++k) {
-          const int t = first - k * rows;
+          const int t = first_t - k * stride;
           wh[k] = t >= 0 ? load_relaxed_u64(word(t, 2)) : 0ull;
           wa[k] = t >= 0 ? load_relaxed_u64(word(t, 0)) : 0ull;
           wb[k] = t >= 0 ? load_relaxed_u64(word(t, 1)) : 0ull;
@@ -122,9 +133,9 @@ __device__ __forceinline__ float look_back(const Lookback& lb, const Tile& tile,
         bool ready = true;
 #pragma unroll
         for (int k = kWindow - 1; k >= 0; --k) {
-          // A chunk-0 tile (t < rows) publishes only its inclusive h, so an aggregate flag there
+          // A first tile (t < stride) publishes only its inclusive h, so an aggregate flag there
           // is a stale word of an earlier launch (possible once the 30-bit epoch wraps): wait.
-          const bool chunk0 = first - k * rows < rows;
+          const bool chunk0 = first_t - k * stride < stride;
           if (flag_of(wh[k]) == inclusive) n = k, ready = true;
           else if (chunk0 || flag_of(wa[k]) != aggregate || flag_of(wb[k]) != aggregate) n = k, ready = false;
         }
@@ -147,9 +158,16 @@ __device__ __forceinline__ float look_back(const Lookback& lb, const Tile& tile,
     }
   }
   const float h_out = fmaf(A, h_in, B);
-  store_relaxed_u64(word(tile.id, 2), pack_word(h_out, inclusive));
+  store_relaxed_u64(word(id, 2), pack_word(h_out, inclusive));
   *h_end = h_out;
   return h_in;
+}
+
+// The tile kernels' form: thread c = channel c of the tile, predecessors `rows` tiles apart.
+__device__ __forceinline__ float look_back(const Lookback& lb, const Tile& tile, int rows, float A, float B,
+                                           float h_start, float* h_end) {
+  return look_back_channel(lb, tile.id, rows, static_cast<int>(threadIdx.x), tile.epoch, tile.chunk == 0, A, B,
+                           h_start, h_end);
 }
 
 }  // namespace overlap::cuda::linrnn_kernel

@@ -2,8 +2,8 @@
 // The scan of one tile (chunk_t timesteps x 64 channels of one batch row) once its (a, b) pairs
 // and gate factors are in shared memory: two-level scan inside the chunk (serial runs in
 // registers, then the segment aggregates), carries across chunks by look-back, then a second
-// pass that applies the carry-in and emits each step. Shared by the scan kernels and
-// chunk_fused (scan_tiling / chunk_fused_tiling in linrnn_tiling.hpp).
+// pass that applies the carry-in and emits each step. Used by the scan kernels of three_kernel
+// and semi_fused (scan_tiling in linrnn_tiling.hpp); chunk_fused scans in its GEMM epilogue.
 #include <cuda_runtime.h>
 
 #include "linrnn/linrnn_lookback.cuh"
@@ -24,7 +24,7 @@ struct ScanSmem {
   float* h_in;   // [kChannels]
 };
 
-// What one tile writes: y = h * g in bf16 (semi_fused, chunk_fused), or h in fp32 (three_kernel).
+// What one tile writes: y = h * g in bf16 (semi_fused), or h in fp32 (three_kernel).
 struct ScanOut {
   bf16* y;          // [B, T, dv] or null
   float* h;         // [B, T, dv] or null

@@ -62,38 +62,30 @@ struct FullFusedTiling {
 };
 constexpr FullFusedTiling full_fused_tiling() { return {32, 128, 128, 96 * 1024}; }
 
-// ChunkFused: a CTA owns one (batch row, chunk of `chunk_t` timesteps, `block_dv` channels)
-// tile, like the scan kernels, and first computes that tile's projection on tensor cores
-// (mma.sync m16n8k16, bf16 in, fp32 accumulate): the x chunk [chunk_t, d] times the W columns
-// of its channels gathered as [u | a | z] (N = 3 * block_dv), streamed through a cp.async ring
-// of `stages` d-slices of `tile_k`. The warps split the tile warps_m x (warps / warps_m) so
-// that each thread's accumulators hold u, a_pre and z of the same (timestep, channel); the
-// epilogue turns them into (a, b, silu(z)) in shared memory (aliasing the ring) and runs the
-// scan tiling above. No weight re-layout: the gather happens in the cp.async addresses.
+// ChunkFused: one Hopper GEMM (CUTLASS 4.2 sm90 KernelTmaWarpSpecializedCooperative: persistent,
+// one TMA producer warp, two consumer warpgroups sharing a tile; clusters of `cluster_m` tiles
+// along M share each weight tile by TMA multicast) whose epilogue is the scan
+// (cuda/linrnn/linrnn_wgmma_epilogue.cuh). A tile is `tile_m` consecutive rows of the flattened
+// [B*T] timesteps x one block of `block_dv` channels as [u | a | z] (N = 3 * block_dv), read from
+// the weight packed once by linrnn_pack_weight (K-major, [u|a|z] per channel block). The scan
+// runs in registers (shuffles over each warp's 16 rows), through shared memory across the 8
+// warps, and across tiles by the look-back (predecessor: the previous M tile, same channels).
+// Measured on the H100 (docs/results/linrnn_h100.md, session 3): this replaced round 2's
+// mma.sync kernel (a CTA per 64-step chunk, W gathered by cp.async) at every benchmark shape,
+// 15.8 / 25.9 / 401 us against 18.0 / 35.5 / 1082 us at B=4 / B=16 x T=2048 x d=256 x dv=64 and
+// B=8 x T=4096 x d=dv=1024, so that kernel was deleted. A "pingpong" schedule (each warpgroup
+// its own 128-row tile, epilogue under the other's mainloop) needs 192 accumulators per thread:
+// ptxas spilled 2 KB per thread and it ran 682 us at the large shape, so it was dropped.
 struct ChunkFusedTiling {
-  int chunk_t;   // GEMM M: timesteps per tile
-  int block_dv;  // channels per tile (GEMM N = 3 * block_dv)
-  int tile_k;    // d-slice per ring stage
-  int stages;
-  int warps;
-  int warps_m;   // warps along the timesteps; warps / warps_m along the channels
-  int max_regs_per_thread;
-  int segments;  // scan segments (threads / block_dv)
-  constexpr int threads() const { return 32 * warps; }
-  // Shared memory: the ring, reused by the scan's (a, b, silu z) fp32 arrays (rows padded to
-  // block_dv + 4 floats), plus the segment aggregates and the carry-in.
-  constexpr int ring_bytes() const { return stages * (chunk_t * tile_k + tile_k * 3 * block_dv) * 2; }
-  constexpr int scan_bytes() const { return 3 * chunk_t * (block_dv + 4) * 4; }
-  constexpr int smem_bytes() const {
-    return (ring_bytes() > scan_bytes() ? ring_bytes() : scan_bytes()) + (2 * segments + 1) * block_dv * 4 + 16;
-  }
+  int tile_m;          // timesteps (rows of the flattened B*T) per tile
+  int block_dv;        // channels per tile (GEMM N = 3 * block_dv)
+  int tile_k;          // d-slice per TMA stage
+  int stages;          // TMA ring depth
+  int cluster_m;       // CTAs per cluster along M (weight tile multicast)
+  int consumer_warps;  // two warpgroups, 64 rows of the tile each
+  constexpr int threads() const { return 32 * consumer_warps + 128; }  // + the producer warpgroup
+  constexpr int stage_bytes() const { return (tile_m + 3 * block_dv) * tile_k * 2; }
 };
-// One chunk length at every shape: 64 timesteps. Measured end to end on the H100 (round-2 first
-// device run, docs/results/linrnn_h100.md) at B=4 / B=16 x T=2048 x d=256 x dv=64 and at
-// B=8 x T=4096 x d=1024 x dv=1024, 64 was the fastest at all three (16.6 / 34.8 / 1062.0 us;
-// 32 steps: 17.2 / 49.2 / 1559.2 us; 128 steps: 26.4 / 37.5 / 1093.5 us; at the large shape
-// the 3% margin over 128 is within run-to-run spread), so the other lengths were deleted
-// rather than chosen by shape.
-constexpr ChunkFusedTiling chunk_fused_tiling() { return {64, 64, 64, 3, 8, 2, 128, 4}; }
+constexpr ChunkFusedTiling chunk_fused_tiling() { return {128, 64, 64, 5, 2, 8}; }
 
 }  // namespace overlap::linrnn

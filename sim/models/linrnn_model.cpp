@@ -27,11 +27,6 @@ LinrnnDims dims(const ShapeArgs& s) {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// chunk_fused's ring is filled with cp.async (no TMA) where the GPU has it.
-CopyEngine cp_async_engine(const HardwareProfile& hw) {
-  return hw.copy_engine == CopyEngine::Tma ? CopyEngine::CpAsync : hw.copy_engine;
-}
-
 // x[B*T, d] @ W[d, 3 dv] -> u, a_pre, z (bf16) in HBM.
 KernelSpec projection(const HardwareProfile& hw, const LinrnnDims& d) {
   const auto t = linrnn::projection_gemm_for(int(hw.compute_capability));
@@ -139,35 +134,32 @@ KernelSpec full_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   return k;
 }
 
-// One kernel, one CTA per (batch row, chunk of chunk_t steps, block_dv channels) tile: the
-// tile's projection on tensor cores (x chunk and the W columns of its channels streamed
-// through the cp.async ring in tile_k slices), then the same scan and look-back as the scan
-// kernels, with the projection never leaving the SM.
+// One persistent warp-specialized GEMM (TMA + wgmma) over the flattened [B*T] rows whose epilogue
+// is the scan: per output tile (tile_m rows x one block of block_dv channels as [u|a|z]) the
+// gate math (3 MUFU operations per (row, channel): 1 per column of the tile), the in-register
+// scan (shuffles and FMAs, about 8 instructions per column), the look-back across tiles plus
+// two barriers (a delay per tile), then y (one bf16 per channel = 2/3 byte per column). The
+// epilogue does not overlap the mainloop (cooperative schedule), as the model's tile loop does.
 KernelSpec chunk_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   const auto t = linrnn::chunk_fused_tiling();
-  KernelSpec k;
-  k.name = "linrnn_chunk_fused";
-  const std::int64_t dv_blocks = ceil_div(d.dv, t.block_dv), chunks = ceil_div(d.T, t.chunk_t);
-  k.ctas = d.B * chunks * dv_blocks;
-  k.threads_per_cta = t.threads();
-  k.regs_per_cta = regs_for_warps(t.warps, t.max_regs_per_thread);
-  k.smem_bytes = t.smem_bytes();
-  const double C = t.chunk_t, n = 3.0 * t.block_dv;
-  TileLoop loop;
-  // k-slices of one tile; the x chunk is read from HBM once (its channel blocks run side by
-  // side and share it in L2), W's slices stay in L2.
-  loop.tiles = int(ceil_div(d.d, t.tile_k));
-  loop.loads = {load(C * t.tile_k * 2, 1.0 / double(dv_blocks), cp_async_engine(hw), "load x slice"),
-                load(t.tile_k * n * 2, 0.0, cp_async_engine(hw), "load W slice (L2)")};
-  loop.compute = {mma(2 * C * double(t.tile_k) * n, Precision::Bf16, TensorPath::WarpMma, "x W (slice)")};
-  loop.epilogue = {run(Unit::Sfu, C * t.block_dv * 4, "sigmoid, silu"), run(Unit::Fma, C * t.block_dv * 6, "gate math"),
-                   chunk_scan(hw, t.chunk_t, t.segments), look_back(hw),
-                   store(C * t.block_dv * 2, CopyEngine::LdSt, "store y chunk")};
-  LoopSchedule sch;
-  sch.stages = t.stages;
-  sch.compute_warps = t.warps;
-  build_tile_loop(k, loop, sch);
-  return k;
+  GemmSpec g;
+  g.name = "linrnn_chunk_fused";
+  g.M = d.B * d.T;
+  g.N = ceil_div(d.dv, t.block_dv) * 3 * t.block_dv;
+  g.K = d.d;
+  g.tile_m = t.tile_m;
+  g.tile_n = 3 * t.block_dv;
+  g.tile_k = t.tile_k;
+  g.stages = t.stages;
+  g.consumer_warps = t.consumer_warps;
+  g.warp_specialized = true;
+  g.persistent = true;
+  g.cluster_n = t.cluster_m;  // the model only uses the cluster's size
+  g.c_bytes_per_element = 2.0 / 3.0;
+  g.epilogue_sfu_per_element = 1;
+  g.epilogue_fma_per_element = 8;
+  g.epilogue_sync_ns_per_tile = (3 * hw.l2_latency_cycles + 2 * hw.sync_latency_cycles) * hw.cycle_ns();
+  return gemm_kernel(hw, g);
 }
 
 std::vector<KernelSpec> build(Variant v, const HardwareProfile& hw, const ShapeArgs& shape) {
@@ -189,6 +181,9 @@ std::string cannot_run(Variant v, const HardwareProfile& hw, const ShapeArgs& sh
   const LinrnnDims d = dims(shape);
   if (d.dv % 8 != 0) return fmt::format("linrnn needs dv a multiple of 8 (dv={})", d.dv);
   if (d.d % 16 != 0) return fmt::format("linrnn needs d a multiple of 16 (d={})", d.d);
+  if (v == Variant::ChunkFused && !hw.has_wgmma())
+    return fmt::format("chunk_fused is a TMA + wgmma kernel: needs sm_90+, {} is sm_{}", hw.name,
+                       int(hw.compute_capability));
   if (v == Variant::ThreeKernel || v == Variant::SemiFused) {
     const auto t = linrnn::projection_gemm_for(int(hw.compute_capability));
     GemmSpec g;
@@ -213,7 +208,7 @@ std::vector<VariantModel> linrnn_variant_models() {
           {Variant::ThreeKernel, "three_kernel", "GEMM, scan kernel, gate kernel; u, a, z, h through HBM"},
           {Variant::SemiFused, "semi_fused", "library GEMM, then one scan + gate kernel"},
           {Variant::FullFused, "full_fused", "one kernel, per-timestep vector-matrix products on FMA pipes"},
-          {Variant::ChunkFused, "chunk_fused", "one kernel, per-chunk tensor-core GEMM then scan, h carried"},
+          {Variant::ChunkFused, "chunk_fused", "one persistent TMA/wgmma GEMM, the scan in its epilogue, h carried"},
       },
       [](Variant v, const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(v, hw, s); },
       [](Variant v, const HardwareProfile& hw, const ShapeArgs& s) { return build(v, hw, s); });

@@ -35,7 +35,7 @@ if [[ $what == tests || $what == all || $what == all_ncu ]]; then
       [[ $rc == 0 ]] || status=1  # 9: the tool found errors; 124: out of time (coverage partial)
       echo "compute-sanitizer $tool ($name): exit $rc ($(grep -cE '(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)' "$log") clean summaries)"
       grep -m3 -E "ERROR SUMMARY|RACECHECK SUMMARY|Invalid|hazard|tests ran|PASSED|FAILED" "$log"
-      echo "  cases run: $(grep -oE '^\[ rel_error \] [a-z_]+ [^ ]+ [a-z_]+' "$log" | sort -u | awk '{print $4}' | sort | uniq -c | tr '\n' ' ')"
+      echo "  cases run: $(grep -oE '^\[ rel_error \] [a-z_/]+ [^ ]+ [a-z_]+' "$log" | sort -u | awk '{print $4}' | sort | uniq -c | tr '\n' ' ')"
     done
   done
 fi
@@ -46,17 +46,17 @@ fi
 if [[ $what == ncu || $what == all_ncu ]]; then
   # Where the scan and chunk_fused kernels' time goes (one launch each; --clock-control none
   # so durations compare with the benchmark's).
-  for spec in "scan_kernel 4,2048,256,64 semi_fused" "chunk_fused_kernel 4,2048,256,64 chunk_fused" \
-              "chunk_fused_kernel 8,4096,1024,1024 chunk_fused" "scan_kernel 8,4096,1024,1024 semi_fused"; do
+  for spec in "scan_kernel 4,2048,256,64 semi_fused" "device_kernel 4,2048,256,64 chunk_fused" \
+              "device_kernel 8,4096,1024,1024 chunk_fused" "scan_kernel 8,4096,1024,1024 semi_fused"; do
     read -r kname shape variant <<<"$spec"
     log="$OUT/ncu_${kname}_${shape//,/_}.txt"
     timeout 120 ncu --clock-control none --kernel-name "regex:$kname" --launch-skip 3 --launch-count 1 \
       --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-      --section Occupancy --section LaunchStats --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
+      --section Occupancy --section LaunchStats --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active \
       python3 bench/gpu/bench_linrnn.py --lib "$B/cuda/linrnn/liboverlap_linrnn_capi.so" --reps 1 --warmup 1 --no-peers \
       --variants "$variant" --shapes "$shape" >"$log" 2>&1
     echo "ncu $kname $shape: exit $?"
-    grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L2 Cache Throughput|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Achieved Occupancy|Registers Per|Theoretical Occupancy|hmma" "$log" | head -16
+    grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L2 Cache Throughput|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Achieved Occupancy|Registers Per|Theoretical Occupancy|hmma|gmma" "$log" | head -16
   done
 fi
 exit $status

@@ -2,7 +2,8 @@
 // from the CPU reference (make_vector_set), outputs poisoned on the device before the run,
 // checked with check_outputs (relative error vs the oracle, no NaN, every element written).
 // Each case runs twice on one workspace, so the look-back's counters and epochs are tested
-// across launches too.
+// across launches too. chunk_fused packs W inside the call on the first launch and takes W
+// packed by linrnn_pack_weight on the second.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -84,6 +85,9 @@ TEST_P(LinrnnForwardGpu, MatchesOracle) {
   args.y = y.get();
   args.hT = shape.want_hT ? static_cast<float*>(hT.get()) : nullptr;
   args.workspace = ws_bytes ? ws.get() : nullptr;
+  const bool packs = variant == linrnn::Variant::ChunkFused;
+  const DeviceTensor w_packed(packs ? linrnn_packed_weight_bytes(shape) : 1);
+  ASSERT_TRUE(w_packed.get());
   // The second launch reuses the workspace (look-back counters, epochs and words) with other
   // inputs (another seed), so a stale word of the first launch would be a wrong value there.
   const VectorSet second = load_vector_set(
@@ -95,6 +99,10 @@ TEST_P(LinrnnForwardGpu, MatchesOracle) {
       x.upload(set.inputs.at("x"));
       W.upload(set.inputs.at("W"));
       if (shape.has_h0) h0.upload(set.inputs.at("h0"));
+      if (packs) {
+        linrnn_pack_weight(W.get(), w_packed.get(), shape, nullptr);
+        args.w_packed = w_packed.get();
+      }
     }
     poison(result["y"]);
     y.upload(result["y"]);
