@@ -13,16 +13,19 @@ void print_checks(const std::vector<OutputCheck>& checks, bool json) {
   if (json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto& c : checks)
-      out.push_back({{"output", c.name}, {"rel_error", c.rel_error}, {"tolerance", c.tolerance},
+      out.push_back({{"output", c.name}, {"rel_error", c.rel_error},
+                     {"worst_block_rel_error", c.worst_block_rel_error},
+                     {"worst_block_offset", c.worst_block_offset}, {"tolerance", c.tolerance},
                      {"elements", c.elements}, {"non_finite", c.non_finite},
                      {"unwritten", c.unwritten}, {"problem", c.problem}, {"pass", c.pass()}});
     fmt::print("{}\n", out.dump(2));
     return;
   }
-  fmt::print("{:<8} {:>12} {:>10} {:>11} {:>10}  {}\n", "output", "rel_error", "tolerance",
-             "non_finite", "unwritten", "result");
+  fmt::print("{:<8} {:>12} {:>12} {:>10} {:>11} {:>10}  {}\n", "output", "rel_error", "worst_block",
+             "tolerance", "non_finite", "unwritten", "result");
   for (const auto& c : checks) {
-    fmt::print("{:<8} {:>12.3e} {:>10.1e} {:>11} {:>10}  {}{}\n", c.name, c.rel_error, c.tolerance,
+    fmt::print("{:<8} {:>12.3e} {:>12.3e} {:>10.1e} {:>11} {:>10}  {}{}\n", c.name, c.rel_error,
+               c.worst_block_rel_error, c.tolerance,
                c.non_finite, c.unwritten, c.pass() ? "PASS" : "FAIL",
                c.problem.empty() ? "" : " (" + c.problem + ")");
   }

@@ -115,10 +115,7 @@ ValidationReport run_validation(const ValidateOptions& o, const std::string& com
           row.passed = run.passed;
           for (const auto& c : run.checks) {
             row.worst_rel_error = std::max(row.worst_rel_error, c.rel_error);
-            if (!c.pass())
-              row.failure += fmt::format("{}{}: rel {:.2e} (tol {:.0e}), {} non-finite, {} unwritten{}",
-                                         row.failure.empty() ? "" : "; ", c.name, c.rel_error, c.tolerance,
-                                         c.non_finite, c.unwritten, c.problem.empty() ? "" : ", " + c.problem);
+            if (!c.pass()) row.failure += (row.failure.empty() ? "" : "; ") + describe(c);
           }
           row.measured_us = run.timing.median_us;
           row.timed_runs = run.timing.runs;

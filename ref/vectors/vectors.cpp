@@ -1,5 +1,6 @@
 #include "vectors/vectors.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -143,6 +144,44 @@ double relative_error(const Tensor& out, const Tensor& ref) {
   return static_cast<double>(std::sqrt(diff / norm));
 }
 
+BlockError worst_block_relative_error(const Tensor& out, const Tensor& ref, std::int64_t block) {
+  OVERLAP_REQUIRE(out.numel() == ref.numel(), "worst_block_relative_error: {} vs {} elements",
+                  out.numel(), ref.numel());
+  OVERLAP_REQUIRE(block > 0, "worst_block_relative_error: block of {} elements", block);
+  const auto o = out.to_f64();
+  const auto r = ref.to_f64();
+  const auto n = static_cast<std::int64_t>(o.size());
+  if (n == 0) return {};
+  long double total_norm = 0;
+  for (double v : r) total_norm += static_cast<long double>(v) * v;
+  std::int64_t blocks = std::max<std::int64_t>(1, n / block);
+  if (n - blocks * block >= block / 2 && n > block) ++blocks;  // a long tail is its own block
+  // Floor on a block's squared reference norm: 1e-6 of the mean block's (norm 1e-3 of it).
+  const long double floor_sq = 1e-6L * total_norm / blocks;
+  BlockError worst;
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t begin = b * block;
+    const std::int64_t end = b + 1 == blocks ? n : begin + block;
+    long double diff = 0, norm = 0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      if (!std::isfinite(o[i])) continue;  // counted by check_outputs
+      const long double d = static_cast<long double>(o[i]) - r[i];
+      diff += d * d;
+      norm += static_cast<long double>(r[i]) * r[i];
+    }
+    norm = std::max(norm, floor_sq);
+    const double e = norm == 0 ? (diff == 0 ? 0.0 : INFINITY) : static_cast<double>(std::sqrt(diff / norm));
+    if (e > worst.rel_error) worst = {e, begin};
+  }
+  return worst;
+}
+
+std::string describe(const OutputCheck& c) {
+  return fmt::format("{}: rel {:.2e}, worst block {:.2e} at element {} (tol {:.0e}), {} non-finite, {} unwritten{}",
+                     c.name, c.rel_error, c.worst_block_rel_error, c.worst_block_offset, c.tolerance,
+                     c.non_finite, c.unwritten, c.problem.empty() ? "" : ", " + c.problem);
+}
+
 std::vector<OutputCheck> check_outputs(const VectorSet& vectors, const TensorMap& result) {
   std::vector<OutputCheck> checks;
   for (const auto& spec : vectors.outputs) {
@@ -166,6 +205,9 @@ std::vector<OutputCheck> check_outputs(const VectorSet& vectors, const TensorMap
         if (!std::isfinite(v)) ++c.non_finite;
       c.non_finite -= c.unwritten;
       c.rel_error = relative_error(out, ref);
+      const BlockError block = worst_block_relative_error(out, ref);
+      c.worst_block_rel_error = block.rel_error;
+      c.worst_block_offset = block.offset;
     }
     checks.push_back(c);
   }

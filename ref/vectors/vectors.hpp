@@ -45,23 +45,47 @@ struct VectorSet {
 VectorSet load_vector_set(const TensorFile& file, const std::string& source);
 VectorSet read_vector_set(const std::filesystem::path& path);
 
+// Checked in blocks as well as whole: the relative error of the whole tensor is dominated by
+// output rounding (bf16 gives ~3e-3 everywhere), so a wrong tile among thousands moves it by
+// 1/sqrt(tiles) of its own error and can pass. Contiguous blocks of the row-major output are
+// about one kernel tile (the last dimensions are the channel dimensions in every workload), so
+// a tile-local bug moves its block's error by its full size.
+inline constexpr std::int64_t kCheckBlockElements = 4096;
+
 struct OutputCheck {
   std::string name;
   double rel_error = 0;  // ||out - ref|| / ||ref|| over finite, written elements
+  double worst_block_rel_error = 0;  // the same per block of kCheckBlockElements, the largest
+  std::int64_t worst_block_offset = 0;  // first element of that block
   double tolerance = 0;
   std::int64_t elements = 0;
   std::int64_t non_finite = 0;  // NaN/Inf that are not the poison pattern
   std::int64_t unwritten = 0;   // still holding the poison pattern
   std::string problem;          // missing tensor / wrong shape, empty if none
   bool pass() const {
-    return problem.empty() && non_finite == 0 && unwritten == 0 && rel_error <= tolerance;
+    return problem.empty() && non_finite == 0 && unwritten == 0 && rel_error <= tolerance &&
+           worst_block_rel_error <= tolerance;
   }
 };
+
+// One line for people: the output's name, both errors, the tolerance and any problem.
+std::string describe(const OutputCheck& check);
 
 // Compares each expected output against the tensor of the same name in `result` (any float
 // dtype). A missing or misshapen result tensor fails that output.
 std::vector<OutputCheck> check_outputs(const VectorSet& vectors, const TensorMap& result);
 // Relative error of one tensor against a reference, both decoded to double.
 double relative_error(const Tensor& out, const Tensor& ref);
+
+struct BlockError {
+  double rel_error = 0;
+  std::int64_t offset = 0;
+};
+// The largest relative error over contiguous blocks of `block` elements (a tail shorter than
+// half a block joins the block before it). A block's reference norm is floored at 1e-3 of the
+// tensor's typical block norm, so a block whose reference is (near) zero is judged on an
+// absolute scale instead of dividing by nothing.
+BlockError worst_block_relative_error(const Tensor& out, const Tensor& ref,
+                                      std::int64_t block = kCheckBlockElements);
 
 }  // namespace overlap

@@ -4,12 +4,15 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <ostream>
 #include <string>
 
 #include "core/tensor.hpp"
+#include "vectors/vectors.hpp"
 
 namespace overlap::gpu_test {
 
@@ -62,6 +65,23 @@ struct VectorCase {
 };
 inline void PrintTo(const VectorCase& c, std::ostream* os) {
   *os << c.shape << " " << c.distribution << " seed " << c.seed;
+}
+
+// Checks every output of one launch against the oracle: a gtest failure naming the whole-tensor
+// and the worst-block error (vectors.hpp says why both), a test property per output, and one
+// "[ rel_error ]" and one "[ block_error ]" line per output whose last field is the error, for
+// the device run scripts to summarise.
+inline void expect_outputs_pass(const VectorSet& vectors, const TensorMap& result, const std::string& label,
+                                const std::string& property_suffix = "") {
+  for (const OutputCheck& check : check_outputs(vectors, result)) {
+    EXPECT_TRUE(check.pass()) << label << ": " << describe(check);
+    std::string key = check.name + "_rel_error" + property_suffix;
+    for (char& ch : key)
+      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    ::testing::Test::RecordProperty(key, std::to_string(check.rel_error));
+    std::printf("[ rel_error ] %s: %s %.3e\n", label.c_str(), check.name.c_str(), check.rel_error);
+    std::printf("[ block_error ] %s: %s %.3e\n", label.c_str(), check.name.c_str(), check.worst_block_rel_error);
+  }
 }
 
 }  // namespace overlap::gpu_test

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 
 #include "vectors/poison.hpp"
 
@@ -109,6 +110,74 @@ TEST(Vectors, UnknownWorkloadAndDistributionAreNamedInTheError) {
     EXPECT_STREQ(e.what(), "unknown workload 'glaa' (known: gla, linrnn, projchain, dualgemm)");
   }
   EXPECT_THROW(make_vector_set({.workload = "gla", .distribution = "nope"}), Error);
+}
+
+// The block check, on a synthetic bf16 output of 256 tiles of 64x64: rounding alone passes, a
+// 3% error confined to one tile fails the block check although the whole-tensor error passes.
+class BlockCheck : public ::testing::Test {
+ protected:
+  static constexpr std::int64_t kRows = 256 * 64, kCols = 64;
+  BlockCheck() {
+    std::mt19937_64 rng(7);
+    std::normal_distribution<double> normal;
+    reference.resize(kRows * kCols);
+    for (double& v : reference) v = normal(rng);
+    set.outputs = {{"o", 5e-3}};
+    set.expected.emplace("o", Tensor::from_f64(reference, DType::F64, {kRows, kCols}));
+  }
+  OutputCheck check(const std::vector<double>& values) const {
+    TensorMap result;
+    result.emplace("o", Tensor::from_f64(values, DType::BF16, {kRows, kCols}));
+    return check_outputs(set, result).front();
+  }
+  std::vector<double> reference;
+  VectorSet set;
+};
+
+TEST_F(BlockCheck, RoundingToBf16PassesEveryBlock) {
+  const OutputCheck c = check(reference);
+  EXPECT_GT(c.rel_error, 1e-3);  // bf16 rounding is really there
+  EXPECT_LT(c.worst_block_rel_error, 5e-3);
+  EXPECT_TRUE(c.pass()) << describe(c);
+}
+
+TEST_F(BlockCheck, OneWrongTileFailsTheBlockCheckNotTheWholeTensorCheck) {
+  std::vector<double> wrong = reference;
+  const std::int64_t tile = 137;
+  for (std::int64_t i = tile * kCheckBlockElements; i < (tile + 1) * kCheckBlockElements; ++i) wrong[i] *= 1.03;
+  const OutputCheck c = check(wrong);
+  EXPECT_LT(c.rel_error, c.tolerance);  // what the old check saw: a pass
+  EXPECT_NEAR(c.worst_block_rel_error, 0.03, 0.005);
+  EXPECT_EQ(c.worst_block_offset, tile * kCheckBlockElements);
+  EXPECT_FALSE(c.pass());
+  EXPECT_NE(describe(c).find("worst block"), std::string::npos);
+}
+
+TEST_F(BlockCheck, ABlockWhoseReferenceIsZeroIsJudgedOnAnAbsoluteScale) {
+  std::vector<double> zeroed = reference;
+  std::fill(zeroed.begin(), zeroed.begin() + kCheckBlockElements, 0.0);
+  set.expected.at("o") = Tensor::from_f64(zeroed, DType::F64, {kRows, kCols});
+  EXPECT_TRUE(check(zeroed).pass());  // exact zeros where zeros are due
+  std::vector<double> noisy = zeroed;
+  for (std::int64_t i = 0; i < kCheckBlockElements; ++i) noisy[i] = 1e-6;  // far below the floor
+  EXPECT_TRUE(check(noisy).pass()) << describe(check(noisy));
+  for (std::int64_t i = 0; i < kCheckBlockElements; ++i) noisy[i] = 0.01;  // 1% of the tensor's scale
+  const OutputCheck c = check(noisy);
+  EXPECT_FALSE(c.pass()) << describe(c);
+  EXPECT_EQ(c.worst_block_offset, 0);
+}
+
+TEST(BlockError, ShortTailJoinsThePreviousBlockAndALongOneStandsAlone) {
+  auto error_with_tail = [](std::int64_t n) {
+    std::vector<double> ref(n, 1.0), out(n, 1.0);
+    out[n - 1] = 2.0;  // the last element is wrong by 1
+    return worst_block_relative_error(Tensor::from_f64(out, DType::F64, {n}), Tensor::from_f64(ref, DType::F64, {n}), 100);
+  };
+  EXPECT_NEAR(error_with_tail(340).rel_error, 1 / std::sqrt(140.0), 1e-12);  // tail of 40 joins
+  EXPECT_EQ(error_with_tail(340).offset, 200);
+  EXPECT_NEAR(error_with_tail(360).rel_error, 1 / std::sqrt(60.0), 1e-12);   // tail of 60 alone
+  EXPECT_EQ(error_with_tail(360).offset, 300);
+  EXPECT_NEAR(error_with_tail(30).rel_error, 1 / std::sqrt(30.0), 1e-12);    // smaller than a block
 }
 
 }  // namespace
