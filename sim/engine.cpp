@@ -13,8 +13,9 @@ constexpr double kEps = 1e-9;
 
 // Per-SM rates in "units of work per ns at full unit capacity".
 struct Rates {
-  double copy_ns_per_byte_hbm;  // for bytes that miss L2
-  double copy_ns_per_byte_l2;   // for every byte (all pass L2 -> SM)
+  double copy_ns_per_byte_hbm;   // for bytes that miss L2
+  double copy_ns_per_byte_l2;    // for bytes read from L2 (this SM's share of its bandwidth)
+  double copy_ns_per_byte_port;  // for every byte (all enter the SM through its L2 -> SM port)
   double dram_latency_ns, l2_latency_ns;
   double tensor_flops_per_ns[3];
   double mma_sync_fraction;
@@ -24,9 +25,9 @@ struct Rates {
   Rates(const HardwareProfile& hw, double active_sms) {
     const double clk_GHz = hw.clock_MHz * 1e-3;
     const double hbm_share = hw.hbm_bandwidth_GBps / active_sms;  // GB/s == bytes/ns
-    const double l2_share = std::min(hw.l2_bandwidth_GBps / active_sms, hw.sm_port_bytes_per_clk * clk_GHz);
     copy_ns_per_byte_hbm = 1.0 / hbm_share;
-    copy_ns_per_byte_l2 = 1.0 / l2_share;
+    copy_ns_per_byte_l2 = active_sms / hw.l2_bandwidth_GBps;
+    copy_ns_per_byte_port = 1.0 / (hw.sm_port_bytes_per_clk * clk_GHz);
     dram_latency_ns = hw.dram_latency_cycles / clk_GHz;
     l2_latency_ns = hw.l2_latency_cycles / clk_GHz;
     const double per_sm = 1e3 / hw.sm_count;  // TFLOP/s -> flop/ns per SM
@@ -197,7 +198,9 @@ class SmSimulation {
     switch (st.unit) {
       case Unit::Copy: {
         const double f = std::clamp(st.hbm_fraction, 0.0, 1.0);
-        op.remaining = st.amount * std::max(f * rates_.copy_ns_per_byte_hbm, rates_.copy_ns_per_byte_l2);
+        const double l2 = std::clamp(st.l2_fraction, 0.0, 1.0);
+        op.remaining = st.amount * std::max({f * rates_.copy_ns_per_byte_hbm, l2 * rates_.copy_ns_per_byte_l2,
+                                             rates_.copy_ns_per_byte_port});
         op.cap = 1;
         op.is_load = !st.store;
         // Of the CTAs sharing a tile through L2 one fetches it from DRAM and waits the DRAM

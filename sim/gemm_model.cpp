@@ -75,9 +75,12 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   TileLoop loop;
   loop.tiles = int(tiles_per_cta * kt);
   loop.loads.push_back(load(double(g.tile_m) * g.tile_k * g.a_bytes_per_element, 1.0 / a_reuse, engine, "load A"));
-  for (int b = 0; b < g.b_operands; ++b)
-    loop.loads.push_back(load(double(g.tile_n) * g.tile_k * g.b_bytes_per_element, 1.0 / b_reuse, engine,
-                              g.b_operands == 1 ? "load B" : fmt::format("load B{}", b + 1)));
+  for (int b = 0; b < g.b_operands; ++b) {
+    Step s = load(double(g.tile_n) * g.tile_k * g.b_bytes_per_element, 1.0 / b_reuse, engine,
+                  g.b_operands == 1 ? "load B" : fmt::format("load B{}", b + 1));
+    if (g.multicast_b && g.cluster_n > 1) s.l2_fraction = 1.0 / g.cluster_n;
+    loop.loads.push_back(s);
+  }
   loop.compute.push_back(mma(2.0 * g.tile_m * g.tile_n * g.tile_k * g.b_operands, g.precision, path, "mma"));
   const double elements = double(g.tile_m) * g.tile_n;
   const auto per_output_tile = [&](Step s) {

@@ -45,6 +45,9 @@ struct Step {
   int every = 1, phase = 0;  // body only: run when (iteration + offset) % every == phase
   // Copy only:
   double hbm_fraction = 1;  // share of the bytes that miss L2 (the rest hit in L2)
+  // Share of the bytes this SM draws from L2's bandwidth: 1/n for a tile that one TMA multicast
+  // delivers to the n CTAs of a cluster (L2 reads it once; every SM's port still receives it).
+  double l2_fraction = 1;
   bool store = false;       // global writes (no load latency to wait for)
   CopyEngine engine = CopyEngine::Tma;  // the instruction path the kernel uses for this copy
   // Tensor only:

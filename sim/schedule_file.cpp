@@ -51,7 +51,7 @@ int barrier_index(const std::vector<BarrierSpec>& barriers, const std::string& n
 Step parse_op(const Json& j, const Vars& vars, const HardwareProfile& hw, const std::vector<BarrierSpec>* barriers,
               const std::string& where) {
   require_keys(j, {"op", "async", "bytes", "flops", "ops", "ns", "cycles", "barrier", "offset", "every", "phase",
-                   "hbm_fraction", "engine", "precision", "path", "label"},
+                   "hbm_fraction", "l2_fraction", "engine", "precision", "path", "label"},
                where);
   OVERLAP_REQUIRE(j.contains("op") && j["op"].is_string(), "{}: needs \"op\"", where);
   const std::string op = j["op"].get<std::string>();
@@ -64,6 +64,7 @@ Step parse_op(const Json& j, const Vars& vars, const HardwareProfile& hw, const 
   if (op == "load" || op == "store") {
     s = op == "load" ? load(amount("bytes"), number_or(j, "hbm_fraction", 1, vars, where), hw.copy_engine, label)
                      : store(amount("bytes"), hw.copy_engine, label);
+    s.l2_fraction = number_or(j, "l2_fraction", 1, vars, where);
     if (j.contains("engine")) {
       const std::string e = j["engine"].get<std::string>();
       OVERLAP_REQUIRE(e == "tma" || e == "cp_async" || e == "ld_st", "{}: engine '{}' is not tma, cp_async or ld_st", where, e);

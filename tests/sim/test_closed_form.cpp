@@ -112,6 +112,31 @@ TEST_P(ClosedForm, OneStagePipelineIsLoadPlusComputeDeepIsMax) {
   EXPECT_NEAR(many / ((tiles + 1) * t_load + latency), 1.0, 0.03);
 }
 
+// Every SM reading L2-resident tiles: each byte costs the larger of its SM's share of L2's
+// bandwidth and its own L2->SM port. A tile multicast to a cluster of n (l2_fraction 1/n) is
+// read from L2 once for n SMs, so only the port is left when the L2 share was the limit.
+TEST_P(ClosedForm, L2ResidentLoadsShareL2AndMulticastDividesTheShare) {
+  const double sms = hw.sm_count, port = hw.sm_port_bytes_per_clk * hw.clock_MHz * 1e-3;
+  const double bytes = 16384, tiles = 200 * scale;
+  for (double l2_fraction : {1.0, 0.5, 0.25}) {
+    KernelSpec k = streaming_copy(hw, hw.sm_count, bytes * tiles);
+    TileLoop loop;
+    loop.tiles = int(tiles);
+    Step s = load(bytes, 0.0, hw.copy_engine, "load");
+    s.l2_fraction = l2_fraction;
+    loop.loads = {s};
+    LoopSchedule sch;
+    sch.stages = 4;
+    k.roles.clear();
+    k.barriers.clear();
+    build_tile_loop(k, loop, sch);
+    const double per_byte = std::max(l2_fraction * sms / hw.l2_bandwidth_GBps, 1.0 / port);
+    const double expected = tiles * bytes * per_byte;
+    const double measured = simulate_kernel(hw, k).time_ns - launch_ns(hw);
+    EXPECT_NEAR(measured / expected, 1.0, 0.03) << "l2_fraction " << l2_fraction;
+  }
+}
+
 TEST_P(ClosedForm, OneCtaMoreThanTheSmsIsTwoWaves) {
   const std::int64_t sms = std::int64_t(hw.sm_count);
   const double flops = 2.0 * 128 * 128 * 64;
