@@ -74,8 +74,14 @@ constexpr FullFusedTiling full_fused_tiling() { return {32, 128, 128, 96 * 1024}
 // mma.sync kernel (a CTA per 64-step chunk, W gathered by cp.async) at every benchmark shape,
 // 15.8 / 25.9 / 401 us against 18.0 / 35.5 / 1082 us at B=4 / B=16 x T=2048 x d=256 x dv=64 and
 // B=8 x T=4096 x d=dv=1024, so that kernel was deleted. A "pingpong" schedule (each warpgroup
-// its own 128-row tile, epilogue under the other's mainloop) needs 192 accumulators per thread:
-// ptxas spilled 2 KB per thread and it ran 682 us at the large shape, so it was dropped.
+// its own tile, epilogue under the other's mainloop) lost both ways: with 128 rows per
+// warpgroup (192 accumulators per thread) ptxas spilled 2 KB per thread and it ran 682 us at the
+// large shape; with 64 rows per warpgroup (96 accumulators, no spills, 6 stages) its mainloop
+// alone (empty epilogue) ran 347 us against 238 us for this cooperative one, and with the scan
+// 462 us against 398 us (same device call, docs/results/linrnn_h100.md table S3-4); 128 x 96
+// per warpgroup (32 channels, two m64 accumulator chains, 7 stages) ran 487 us. Ordering M
+// tiles with batch rows interleaved (a tile's predecessor a wave earlier) did not help this
+// kernel either (411 us against 398 us), so the scheduler keeps its plain order.
 struct ChunkFusedTiling {
   int tile_m;          // timesteps (rows of the flattened B*T) per tile
   int block_dv;        // channels per tile (GEMM N = 3 * block_dv)

@@ -21,7 +21,8 @@
 //   3. Each slot's aggregate to shared memory; 64 threads (one per channel) compose the 8 slot
 //      aggregates into the tile's, carry across tiles by the decoupled look-back
 //      (linrnn_lookback.cuh; predecessor = the previous M tile of the same channel block), and
-//      store each slot's incoming h.
+//      store each slot's incoming h. A tile whose first row starts a batch row needs no carry
+//      (that row is a reset) and publishes its inclusive h without looking back.
 //   4. y = (A_prefix · h_slot + B_prefix) · g as bf16; hT at each batch row's last timestep.
 // The look-back cannot deadlock: the persistent scheduler hands each CTA its tiles in increasing
 // linear order (raster AlongN, swizzle 1: order = m * channel blocks + n, the two M tiles of a
@@ -242,8 +243,9 @@ class LinrnnScanEpilogue {
       const unsigned epoch = __ldcg(&params_.lb.header[2]);
       const int id = m_tile * params_.channel_blocks + n_tile;
       float h_end;
-      float h = linrnn_kernel::look_back_channel(params_.lb, id, params_.channel_blocks, c, epoch, m_tile == 0, ta,
-                                                 tb, 0.0f, &h_end);
+      const bool no_carry = tile_row0 % params_.T == 0;  // row 0 is a reset: h_in is not used
+      float h = linrnn_kernel::look_back_channel(params_.lb, id, params_.channel_blocks, c, epoch, no_carry, ta, tb,
+                                                 0.0f, &h_end);
       CUTLASS_PRAGMA_UNROLL
       for (int w = 0; w < kSlots; ++w) {
         smem.h_slot[w][c] = h;
