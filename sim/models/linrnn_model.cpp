@@ -154,7 +154,8 @@ KernelSpec chunk_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   g.consumer_warps = t.consumer_warps;
   g.warp_specialized = true;
   g.persistent = true;
-  g.cluster_n = t.cluster_m;  // the model only uses the cluster's size
+  g.cluster_n = t.cluster_m;
+  g.multicast_b = true;  // the cluster's CTAs lie along M and share each weight tile by multicast
   g.c_bytes_per_element = 2.0 / 3.0;
   g.epilogue_sfu_per_element = 1;
   g.epilogue_fma_per_element = 8;
