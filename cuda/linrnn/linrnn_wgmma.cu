@@ -83,12 +83,8 @@ struct WgmmaGemm {
                                                  bool with_hardware) {
     using namespace cute;
     const int M = p.B * p.T, N = channel_blocks_of(p) * 3 * kTiling.block_dv, K = p.d;
-    typename Kernel::StrideA stride_a{};
-    static_assert(is_same_v<remove_cvref_t<decltype(get<1>(stride_a))>, _1>, "x must be K-major");
-    get<0>(stride_a) = K;
-    typename Kernel::StrideB stride_b{};
-    static_assert(is_same_v<remove_cvref_t<decltype(get<1>(stride_b))>, _1>, "w_packed must be K-major");
-    get<0>(stride_b) = K;
+    const auto stride_a = cutlass_sm90::k_major_stride<typename Kernel::StrideA>(K);
+    const auto stride_b = cutlass_sm90::k_major_stride<typename Kernel::StrideB>(K);
     typename Epilogue::Arguments epi;
     epi.y = static_cast<linrnn_kernel::bf16*>(p.y);
     epi.h0 = p.h0;

@@ -31,11 +31,9 @@
 // lower order: the lowest unfinished tile can always finish.
 #include <cuda_bf16.h>
 
-#include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
-#include <cutlass/cutlass.h>
-#include <cutlass/epilogue/thread/linear_combination.h>
-#include <cutlass/gemm/gemm.h>
+
+#include "common/cutlass_register_epilogue.hpp"
 
 #include "linrnn/linrnn_lookback.cuh"
 
@@ -78,21 +76,8 @@ struct EpilogueArgs {
   int m_tiles = 0;  // ceil(rows / 128): tiles past it (cluster padding) do nothing
 };
 
-class LinrnnScanEpilogue {
+class LinrnnScanEpilogue : public cutlass_sm90::RegisterEpilogueInterface<EpilogueArgs> {
  public:
-  using EpilogueSchedule = cutlass::gemm::EpilogueDefault;
-  using DispatchPolicy = EpilogueSchedule;
-  using ElementC = cutlass::bfloat16_t;
-  using ElementD = cutlass::bfloat16_t;
-  using ElementOutput = cutlass::bfloat16_t;
-  using ElementAccumulator = float;
-  using ElementCompute = float;
-  using StrideC = cute::Stride<int64_t, cute::_1, int64_t>;
-  using StrideD = StrideC;
-  using ThreadEpilogueOp = cutlass::epilogue::thread::LinearCombination<ElementD, 1, float, float>;
-  using GmemTiledCopyC = void;
-  using GmemTiledCopyD = void;
-
   // Slot aggregates (A, B) and each slot's incoming h, per channel. Separate arrays so that one
   // tile's aggregates can be written while a slow thread still reads the previous tile's h.
   struct SharedStorage {
@@ -102,22 +87,6 @@ class LinrnnScanEpilogue {
   };
   using TensorStorage = SharedStorage;
 
-  using Arguments = EpilogueArgs;
-  using Params = Arguments;
-
-  template <class ProblemShape>
-  static constexpr Params to_underlying_arguments(ProblemShape const&, Arguments const& args, void*) {
-    return args;
-  }
-  template <class ProblemShape>
-  static size_t get_workspace_size(ProblemShape const&, Arguments const&) {
-    return 0;
-  }
-  template <class ProblemShape>
-  static cutlass::Status initialize_workspace(ProblemShape const&, Arguments const&, void*, cudaStream_t,
-                                              cutlass::CudaHostAdapter* = nullptr) {
-    return cutlass::Status::kSuccess;
-  }
   template <class ProblemShape>
   static bool can_implement(ProblemShape const&, Arguments const& a) {
     return a.y && a.lb.header && a.lb.words && a.rows > 0 && a.T > 0 && a.dv > 0 && a.dv % 2 == 0;
@@ -125,8 +94,6 @@ class LinrnnScanEpilogue {
 
   CUTLASS_HOST_DEVICE LinrnnScanEpilogue(Params const& params, SharedStorage const& = SharedStorage())
       : params_(params) {}
-
-  CUTLASS_DEVICE bool is_source_needed() { return false; }
 
   template <class ProblemShapeMNKL, class BlockShapeMNK, class BlockCoordMNKL, class FrgEngine, class FrgLayout,
             class TiledMma, class ResidueMNK>
@@ -150,8 +117,8 @@ class LinrnnScanEpilogue {
                                take<0, 2>(blk_shape_MNK), make_coord(m_coord, n_coord));
     auto thr_mma = tiled_mma.get_thread_slice(thread_idx);
     Tensor tCcD = thr_mma.partition_C(coords);
-    Tensor acc = make_tensor(accumulators.data(), rows_cols(accumulators.layout()));
-    Tensor crd = make_tensor(tCcD.data(), rows_cols(tCcD.layout()));
+    Tensor acc = make_tensor(accumulators.data(), cutlass_sm90::accumulator_rows_cols(accumulators.layout()));
+    Tensor crd = make_tensor(tCcD.data(), cutlass_sm90::accumulator_rows_cols(tCcD.layout()));
     constexpr int kRows = decltype(size<0>(acc))::value;  // r and r + 8
     constexpr int kCols = decltype(size<1>(acc))::value;  // 48: u, a, z of 16 channels
     static_assert(kRows == 2 && kCols == 48, "expects one m64n192 wgmma atom per warpgroup");
@@ -289,14 +256,6 @@ class LinrnnScanEpilogue {
   }
 
  private:
-  // ((2,2,V), MMA_M, MMA_N) -> ((2, MMA_M), (2, V, MMA_N)): rows x columns of one thread's
-  // accumulators (the sm90 wgmma fragment: pairs of adjacent columns 8 apart, rows r and r+8).
-  template <class Layout>
-  static CUTE_HOST_DEVICE constexpr auto rows_cols(Layout l) {
-    using namespace cute;
-    static_assert(decltype(rank<0>(l))::value == 3, "expects an sm90 wgmma accumulator layout");
-    return make_layout(make_layout(get<0, 1>(l), get<1>(l)), make_layout(get<0, 0>(l), get<0, 2>(l), get<2>(l)));
-  }
   // Column element c = e + 2v lies e + 8v columns after the thread's first.
   static CUTLASS_DEVICE int channel_offset(int c) { return (c & 1) + 8 * (c >> 1); }
 

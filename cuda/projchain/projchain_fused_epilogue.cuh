@@ -25,69 +25,28 @@
 // fetch (docs/results/projchain_h100.md).
 #include <cuda_bf16.h>
 
-#include <cute/tensor.hpp>
-#include <cutlass/cutlass.h>
-#include <cutlass/epilogue/thread/linear_combination.h>
-#include <cutlass/gemm/gemm.h>
+#include "common/cutlass_register_epilogue.hpp"
 
 namespace overlap::cuda::projchain_fused {
 
-// ((2,2,V), MMA_M, MMA_N) -> ((2, MMA_M), (2, V, MMA_N)): rows x columns of one thread's
-// accumulators (the sm90 wgmma fragment: pairs of adjacent columns, rows r and r+8).
-template <class Layout>
-CUTE_HOST_DEVICE constexpr auto accumulator_rows_cols(Layout l) {
-  using namespace cute;
-  static_assert(decltype(rank<0>(l))::value == 3, "expects an sm90 wgmma accumulator layout");
-  static_assert(decltype(size<0, 0>(l))::value == 2 && decltype(size<0, 1>(l))::value == 2);
-  return make_layout(make_layout(get<0, 1>(l), get<1>(l)), make_layout(get<0, 0>(l), get<0, 2>(l), get<2>(l)));
-}
+// The five outputs and what the activations need of the shape.
+struct ProjchainEpilogueArguments {
+  __nv_bfloat16* q = nullptr;
+  __nv_bfloat16* k = nullptr;
+  __nv_bfloat16* v = nullptr;
+  __nv_bfloat16* g = nullptr;
+  __nv_bfloat16* alpha = nullptr;
+  int64_t rows = 0;  // N tokens
+  int H = 0, dk = 0;
+  int dk_log2 = 0;  // dk is a power of two: head slots by shift (a 64-bit division is a call)
+};
 
 template <int kMaxHeadsPerTile>
-class ProjchainEpilogue {
+class ProjchainEpilogue : public cutlass_sm90::RegisterEpilogueInterface<ProjchainEpilogueArguments> {
  public:
-  // Types the kernel and GemmUniversalAdapter expect of any collective epilogue; C and D are
-  // not used as such (five outputs instead), the strides only have to be rank 3 row-major.
-  using EpilogueSchedule = cutlass::gemm::EpilogueDefault;
-  using DispatchPolicy = EpilogueSchedule;
-  using ElementC = cutlass::bfloat16_t;
-  using ElementD = cutlass::bfloat16_t;
-  using ElementOutput = cutlass::bfloat16_t;
-  using ElementAccumulator = float;
-  using ElementCompute = float;
-  using StrideC = cute::Stride<int64_t, cute::_1, int64_t>;
-  using StrideD = StrideC;
-  using ThreadEpilogueOp = cutlass::epilogue::thread::LinearCombination<ElementD, 1, float, float>;
-  using GmemTiledCopyC = void;
-  using GmemTiledCopyD = void;
-
   struct SharedStorage {};
   using TensorStorage = SharedStorage;
 
-  struct Arguments {
-    __nv_bfloat16* q = nullptr;
-    __nv_bfloat16* k = nullptr;
-    __nv_bfloat16* v = nullptr;
-    __nv_bfloat16* g = nullptr;
-    __nv_bfloat16* alpha = nullptr;
-    int64_t rows = 0;  // N tokens
-    int H = 0, dk = 0;
-    int dk_log2 = 0;  // dk is a power of two: head slots by shift (a 64-bit division is a call)
-  };
-  using Params = Arguments;
-
-  template <class ProblemShape>
-  static constexpr Params to_underlying_arguments(ProblemShape const&, Arguments const& args, void*) {
-    return args;
-  }
-  template <class ProblemShape>
-  static size_t get_workspace_size(ProblemShape const&, Arguments const&) {
-    return 0;
-  }
-  template <class ProblemShape>
-  static cutlass::Status initialize_workspace(ProblemShape const&, Arguments const&, void*, cudaStream_t,
-                                              cutlass::CudaHostAdapter* = nullptr) {
-    return cutlass::Status::kSuccess;
-  }
   template <class ProblemShape>
   static bool can_implement(ProblemShape const&, Arguments const& a) {
     // The uniform path's quarter sums assume heads of 64 or 128 columns.
@@ -96,8 +55,6 @@ class ProjchainEpilogue {
 
   CUTLASS_HOST_DEVICE ProjchainEpilogue(Params const& params, SharedStorage const& = SharedStorage())
       : params_(params) {}
-
-  CUTLASS_DEVICE bool is_source_needed() { return false; }
 
   template <class ProblemShapeMNKL, class BlockShapeMNK, class BlockCoordMNKL, class FrgEngine, class FrgLayout,
             class TiledMma, class ResidueMNK>
@@ -117,8 +74,8 @@ class ProjchainEpilogue {
     auto thr_mma = tiled_mma.get_thread_slice(thread_idx);
     Tensor tCcD = thr_mma.partition_C(coords);
     CUTE_STATIC_ASSERT_V(size(tCcD) == size(accumulators));
-    Tensor acc = make_tensor(accumulators.data(), accumulator_rows_cols(accumulators.layout()));
-    Tensor crd = make_tensor(tCcD.data(), accumulator_rows_cols(tCcD.layout()));
+    Tensor acc = make_tensor(accumulators.data(), cutlass_sm90::accumulator_rows_cols(accumulators.layout()));
+    Tensor crd = make_tensor(tCcD.data(), cutlass_sm90::accumulator_rows_cols(tCcD.layout()));
 
     // Columns fit in 32 bits (the host checks ldw < 2^31). No divisions per element: they are
     // long instruction sequences, and a slow-path call inside the kernel would serialize wgmma.

@@ -56,12 +56,8 @@ struct FusedGemm {
     const int M = static_cast<int>(p.M), N = static_cast<int>(p.ldw), K = static_cast<int>(p.d);
     // Strides of the stored tensors: A = x is (M,K,L), B = w_packed is (N,K,L), both with K
     // contiguous and a row stride of d; L = 1.
-    typename Kernel::StrideA stride_a{};
-    static_assert(is_same_v<remove_cvref_t<decltype(get<1>(stride_a))>, _1>, "x must be K-major");
-    get<0>(stride_a) = K;
-    typename Kernel::StrideB stride_b{};
-    static_assert(is_same_v<remove_cvref_t<decltype(get<1>(stride_b))>, _1>, "w_packed must be K-major");
-    get<0>(stride_b) = K;
+    const auto stride_a = cutlass_sm90::k_major_stride<typename Kernel::StrideA>(K);
+    const auto stride_b = cutlass_sm90::k_major_stride<typename Kernel::StrideB>(K);
     typename Epilogue::Arguments epi;
     epi.q = static_cast<__nv_bfloat16*>(p.q);
     epi.k = static_cast<__nv_bfloat16*>(p.k);
