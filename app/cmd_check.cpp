@@ -15,7 +15,8 @@ void print_checks(const std::vector<OutputCheck>& checks, bool json) {
     for (const auto& c : checks)
       out.push_back({{"output", c.name}, {"rel_error", c.rel_error},
                      {"worst_block_rel_error", c.worst_block_rel_error},
-                     {"worst_block_offset", c.worst_block_offset}, {"tolerance", c.tolerance},
+                     {"worst_block_row", c.worst_block_row}, {"worst_block_col", c.worst_block_col},
+                     {"tolerance", c.tolerance},
                      {"elements", c.elements}, {"non_finite", c.non_finite},
                      {"unwritten", c.unwritten}, {"problem", c.problem}, {"pass", c.pass()}});
     fmt::print("{}\n", out.dump(2));

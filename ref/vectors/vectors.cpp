@@ -144,41 +144,63 @@ double relative_error(const Tensor& out, const Tensor& ref) {
   return static_cast<double>(std::sqrt(diff / norm));
 }
 
-BlockError worst_block_relative_error(const Tensor& out, const Tensor& ref, std::int64_t block) {
-  OVERLAP_REQUIRE(out.numel() == ref.numel(), "worst_block_relative_error: {} vs {} elements",
-                  out.numel(), ref.numel());
-  OVERLAP_REQUIRE(block > 0, "worst_block_relative_error: block of {} elements", block);
+namespace {
+
+// Block starts along one dimension of `n`: blocks of `size`, a tail shorter than half a block
+// joined to the block before it. The last entry is `n`.
+std::vector<std::int64_t> block_bounds(std::int64_t n, std::int64_t size) {
+  std::int64_t blocks = std::max<std::int64_t>(1, n / size);
+  if (n > size && n - blocks * size >= size / 2) ++blocks;  // a long tail is its own block
+  std::vector<std::int64_t> bounds;
+  for (std::int64_t b = 0; b < blocks; ++b) bounds.push_back(b * size);
+  bounds.push_back(n);
+  return bounds;
+}
+
+}  // namespace
+
+BlockError worst_block_relative_error(const Tensor& out, const Tensor& ref, std::int64_t block_rows,
+                                      std::int64_t block_cols) {
+  OVERLAP_REQUIRE(out.numel() == ref.numel(), "worst_block_relative_error: {} vs {} elements", out.numel(),
+                  ref.numel());
+  OVERLAP_REQUIRE(block_rows > 0 && block_cols > 0, "worst_block_relative_error: blocks of {} x {}", block_rows,
+                  block_cols);
   const auto o = out.to_f64();
   const auto r = ref.to_f64();
   const auto n = static_cast<std::int64_t>(o.size());
   if (n == 0) return {};
+  const std::int64_t cols = ref.shape().empty() ? 1 : std::max<std::int64_t>(1, ref.shape().back());
+  const std::int64_t rows = n / cols;
+  const auto row_bounds = block_bounds(rows, block_rows), col_bounds = block_bounds(cols, block_cols);
+  const std::int64_t blocks = std::int64_t(row_bounds.size() - 1) * std::int64_t(col_bounds.size() - 1);
   long double total_norm = 0;
   for (double v : r) total_norm += static_cast<long double>(v) * v;
-  std::int64_t blocks = std::max<std::int64_t>(1, n / block);
-  if (n - blocks * block >= block / 2 && n > block) ++blocks;  // a long tail is its own block
   // Floor on a block's squared reference norm: 1e-6 of the mean block's (norm 1e-3 of it).
   const long double floor_sq = 1e-6L * total_norm / blocks;
   BlockError worst;
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    const std::int64_t begin = b * block;
-    const std::int64_t end = b + 1 == blocks ? n : begin + block;
-    long double diff = 0, norm = 0;
-    for (std::int64_t i = begin; i < end; ++i) {
-      if (!std::isfinite(o[i])) continue;  // counted by check_outputs
-      const long double d = static_cast<long double>(o[i]) - r[i];
-      diff += d * d;
-      norm += static_cast<long double>(r[i]) * r[i];
+  for (std::size_t bi = 0; bi + 1 < row_bounds.size(); ++bi) {
+    for (std::size_t bj = 0; bj + 1 < col_bounds.size(); ++bj) {
+      long double diff = 0, norm = 0;
+      for (std::int64_t i = row_bounds[bi]; i < row_bounds[bi + 1]; ++i) {
+        for (std::int64_t j = col_bounds[bj]; j < col_bounds[bj + 1]; ++j) {
+          const std::int64_t e = i * cols + j;
+          if (!std::isfinite(o[e])) continue;  // counted by check_outputs
+          const long double d = static_cast<long double>(o[e]) - r[e];
+          diff += d * d;
+          norm += static_cast<long double>(r[e]) * r[e];
+        }
+      }
+      norm = std::max(norm, floor_sq);
+      const double err = norm == 0 ? (diff == 0 ? 0.0 : INFINITY) : static_cast<double>(std::sqrt(diff / norm));
+      if (err > worst.rel_error) worst = {err, row_bounds[bi], col_bounds[bj]};
     }
-    norm = std::max(norm, floor_sq);
-    const double e = norm == 0 ? (diff == 0 ? 0.0 : INFINITY) : static_cast<double>(std::sqrt(diff / norm));
-    if (e > worst.rel_error) worst = {e, begin};
   }
   return worst;
 }
 
 std::string describe(const OutputCheck& c) {
-  return fmt::format("{}: rel {:.2e}, worst block {:.2e} at element {} (tol {:.0e}), {} non-finite, {} unwritten{}",
-                     c.name, c.rel_error, c.worst_block_rel_error, c.worst_block_offset, c.tolerance,
+  return fmt::format("{}: rel {:.2e}, worst block {:.2e} at row {} column {} (tol {:.0e}), {} non-finite, {} unwritten{}",
+                     c.name, c.rel_error, c.worst_block_rel_error, c.worst_block_row, c.worst_block_col, c.tolerance,
                      c.non_finite, c.unwritten, c.problem.empty() ? "" : ", " + c.problem);
 }
 
@@ -207,7 +229,8 @@ std::vector<OutputCheck> check_outputs(const VectorSet& vectors, const TensorMap
       c.rel_error = relative_error(out, ref);
       const BlockError block = worst_block_relative_error(out, ref);
       c.worst_block_rel_error = block.rel_error;
-      c.worst_block_offset = block.offset;
+      c.worst_block_row = block.row;
+      c.worst_block_col = block.col;
     }
     checks.push_back(c);
   }

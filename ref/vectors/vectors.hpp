@@ -47,16 +47,17 @@ VectorSet read_vector_set(const std::filesystem::path& path);
 
 // Checked in blocks as well as whole: the relative error of the whole tensor is dominated by
 // output rounding (bf16 gives ~3e-3 everywhere), so a wrong tile among thousands moves it by
-// 1/sqrt(tiles) of its own error and can pass. Contiguous blocks of the row-major output are
-// about one kernel tile (the last dimensions are the channel dimensions in every workload), so
-// a tile-local bug moves its block's error by its full size.
-inline constexpr std::int64_t kCheckBlockElements = 4096;
+// 1/sqrt(tiles) of its own error and can pass. A block is up to 64 consecutive rows by 64
+// consecutive columns of the last dimension (the channel dimension in every workload; the rows
+// are all the other dimensions flattened): about one kernel tile at any output width, so a
+// tile-local bug moves its block's error by nearly its full size.
+inline constexpr std::int64_t kCheckBlockRows = 64, kCheckBlockCols = 64;
 
 struct OutputCheck {
   std::string name;
   double rel_error = 0;  // ||out - ref|| / ||ref|| over finite, written elements
-  double worst_block_rel_error = 0;  // the same per block of kCheckBlockElements, the largest
-  std::int64_t worst_block_offset = 0;  // first element of that block
+  double worst_block_rel_error = 0;  // the same per block (kCheckBlockRows x kCheckBlockCols), the largest
+  std::int64_t worst_block_row = 0, worst_block_col = 0;  // that block's first row and column
   double tolerance = 0;
   std::int64_t elements = 0;
   std::int64_t non_finite = 0;  // NaN/Inf that are not the poison pattern
@@ -79,13 +80,14 @@ double relative_error(const Tensor& out, const Tensor& ref);
 
 struct BlockError {
   double rel_error = 0;
-  std::int64_t offset = 0;
+  std::int64_t row = 0, col = 0;  // the block's first row and column
 };
-// The largest relative error over contiguous blocks of `block` elements (a tail shorter than
-// half a block joins the block before it). A block's reference norm is floored at 1e-3 of the
-// tensor's typical block norm, so a block whose reference is (near) zero is judged on an
-// absolute scale instead of dividing by nothing.
-BlockError worst_block_relative_error(const Tensor& out, const Tensor& ref,
-                                      std::int64_t block = kCheckBlockElements);
+// The largest relative error over blocks of `block_rows` x `block_cols` of the tensor seen as
+// rows x columns (columns = its last dimension). In each direction a tail shorter than half a
+// block joins the block before it. A block's reference norm is floored at 1e-3 of the tensor's
+// typical block norm, so a block whose reference is (near) zero is judged on an absolute scale
+// instead of dividing by nothing.
+BlockError worst_block_relative_error(const Tensor& out, const Tensor& ref, std::int64_t block_rows = kCheckBlockRows,
+                                      std::int64_t block_cols = kCheckBlockCols);
 
 }  // namespace overlap

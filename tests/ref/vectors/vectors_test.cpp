@@ -112,72 +112,89 @@ TEST(Vectors, UnknownWorkloadAndDistributionAreNamedInTheError) {
   EXPECT_THROW(make_vector_set({.workload = "gla", .distribution = "nope"}), Error);
 }
 
-// The block check, on a synthetic bf16 output of 256 tiles of 64x64: rounding alone passes, a
-// 3% error confined to one tile fails the block check although the whole-tensor error passes.
-class BlockCheck : public ::testing::Test {
+// The block check, on synthetic bf16 outputs of `rows` x `cols`: rounding alone passes, a 3%
+// error confined to one 64 x 64 tile fails the block check although the whole-tensor error
+// passes, at a narrow (64-column) and a wide (1024-column) output alike.
+class BlockCheck : public ::testing::TestWithParam<std::int64_t> {
  protected:
-  static constexpr std::int64_t kRows = 256 * 64, kCols = 64;
+  const std::int64_t cols = GetParam(), rows = 256 * 64 * 64 / GetParam();  // 256 tiles either way
   BlockCheck() {
     std::mt19937_64 rng(7);
     std::normal_distribution<double> normal;
-    reference.resize(kRows * kCols);
+    reference.resize(rows * cols);
     for (double& v : reference) v = normal(rng);
     set.outputs = {{"o", 5e-3}};
-    set.expected.emplace("o", Tensor::from_f64(reference, DType::F64, {kRows, kCols}));
+    set.expected.emplace("o", Tensor::from_f64(reference, DType::F64, {rows, cols}));
   }
   OutputCheck check(const std::vector<double>& values) const {
     TensorMap result;
-    result.emplace("o", Tensor::from_f64(values, DType::BF16, {kRows, kCols}));
+    result.emplace("o", Tensor::from_f64(values, DType::BF16, {rows, cols}));
     return check_outputs(set, result).front();
+  }
+  // Every element of the 64 x 64 tile whose first row and column are (r0, c0).
+  template <class F>
+  void for_tile(std::int64_t r0, std::int64_t c0, F f) const {
+    for (std::int64_t i = r0; i < r0 + 64; ++i)
+      for (std::int64_t j = c0; j < c0 + 64; ++j) f(i * cols + j);
   }
   std::vector<double> reference;
   VectorSet set;
 };
 
-TEST_F(BlockCheck, RoundingToBf16PassesEveryBlock) {
+TEST_P(BlockCheck, RoundingToBf16PassesEveryBlock) {
   const OutputCheck c = check(reference);
   EXPECT_GT(c.rel_error, 1e-3);  // bf16 rounding is really there
   EXPECT_LT(c.worst_block_rel_error, 5e-3);
   EXPECT_TRUE(c.pass()) << describe(c);
 }
 
-TEST_F(BlockCheck, OneWrongTileFailsTheBlockCheckNotTheWholeTensorCheck) {
+TEST_P(BlockCheck, OneWrongTileFailsTheBlockCheckNotTheWholeTensorCheck) {
   std::vector<double> wrong = reference;
-  const std::int64_t tile = 137;
-  for (std::int64_t i = tile * kCheckBlockElements; i < (tile + 1) * kCheckBlockElements; ++i) wrong[i] *= 1.03;
+  const std::int64_t r0 = rows - 128, c0 = cols - 64;  // a tile away from the origin
+  for_tile(r0, c0, [&](std::int64_t e) { wrong[e] *= 1.03; });
   const OutputCheck c = check(wrong);
-  EXPECT_LT(c.rel_error, c.tolerance);  // what the old check saw: a pass
+  EXPECT_LT(c.rel_error, c.tolerance);  // what the whole-tensor check sees: a pass
   EXPECT_NEAR(c.worst_block_rel_error, 0.03, 0.005);
-  EXPECT_EQ(c.worst_block_offset, tile * kCheckBlockElements);
+  EXPECT_EQ(c.worst_block_row, r0);
+  EXPECT_EQ(c.worst_block_col, c0);
   EXPECT_FALSE(c.pass());
   EXPECT_NE(describe(c).find("worst block"), std::string::npos);
 }
 
-TEST_F(BlockCheck, ABlockWhoseReferenceIsZeroIsJudgedOnAnAbsoluteScale) {
+TEST_P(BlockCheck, ABlockWhoseReferenceIsZeroIsJudgedOnAnAbsoluteScale) {
   std::vector<double> zeroed = reference;
-  std::fill(zeroed.begin(), zeroed.begin() + kCheckBlockElements, 0.0);
-  set.expected.at("o") = Tensor::from_f64(zeroed, DType::F64, {kRows, kCols});
+  for_tile(0, 0, [&](std::int64_t e) { zeroed[e] = 0.0; });
+  set.expected.at("o") = Tensor::from_f64(zeroed, DType::F64, {rows, cols});
   EXPECT_TRUE(check(zeroed).pass());  // exact zeros where zeros are due
   std::vector<double> noisy = zeroed;
-  for (std::int64_t i = 0; i < kCheckBlockElements; ++i) noisy[i] = 1e-6;  // far below the floor
+  for_tile(0, 0, [&](std::int64_t e) { noisy[e] = 1e-6; });  // far below the floor
   EXPECT_TRUE(check(noisy).pass()) << describe(check(noisy));
-  for (std::int64_t i = 0; i < kCheckBlockElements; ++i) noisy[i] = 0.01;  // 1% of the tensor's scale
+  for_tile(0, 0, [&](std::int64_t e) { noisy[e] = 0.01; });  // 1% of the tensor's scale
   const OutputCheck c = check(noisy);
   EXPECT_FALSE(c.pass()) << describe(c);
-  EXPECT_EQ(c.worst_block_offset, 0);
+  EXPECT_EQ(c.worst_block_row, 0);
+  EXPECT_EQ(c.worst_block_col, 0);
 }
 
-TEST(BlockError, ShortTailJoinsThePreviousBlockAndALongOneStandsAlone) {
-  auto error_with_tail = [](std::int64_t n) {
-    std::vector<double> ref(n, 1.0), out(n, 1.0);
-    out[n - 1] = 2.0;  // the last element is wrong by 1
-    return worst_block_relative_error(Tensor::from_f64(out, DType::F64, {n}), Tensor::from_f64(ref, DType::F64, {n}), 100);
+INSTANTIATE_TEST_SUITE_P(NarrowAndWide, BlockCheck, ::testing::Values(64, 1024));
+
+TEST(BlockError, ShortTailsJoinTheBlockBeforeAndLongOnesStandAlone) {
+  // rows x cols all ones, the last element wrong by 1; blocks of 10 x 100.
+  auto worst = [](std::int64_t rows, std::int64_t cols) {
+    std::vector<double> ref(rows * cols, 1.0), out = ref;
+    out.back() = 2.0;
+    return worst_block_relative_error(Tensor::from_f64(out, DType::F64, {rows, cols}),
+                                      Tensor::from_f64(ref, DType::F64, {rows, cols}), 10, 100);
   };
-  EXPECT_NEAR(error_with_tail(340).rel_error, 1 / std::sqrt(140.0), 1e-12);  // tail of 40 joins
-  EXPECT_EQ(error_with_tail(340).offset, 200);
-  EXPECT_NEAR(error_with_tail(360).rel_error, 1 / std::sqrt(60.0), 1e-12);   // tail of 60 alone
-  EXPECT_EQ(error_with_tail(360).offset, 300);
-  EXPECT_NEAR(error_with_tail(30).rel_error, 1 / std::sqrt(30.0), 1e-12);    // smaller than a block
+  const BlockError joined = worst(24, 340);  // row tail 4 joins, column tail 40 joins: 14 x 140
+  EXPECT_NEAR(joined.rel_error, 1 / std::sqrt(14.0 * 140.0), 1e-12);
+  EXPECT_EQ(joined.row, 10);
+  EXPECT_EQ(joined.col, 200);
+  const BlockError alone = worst(26, 360);  // tails of 6 rows and 60 columns stand alone
+  EXPECT_NEAR(alone.rel_error, 1 / std::sqrt(6.0 * 60.0), 1e-12);
+  EXPECT_EQ(alone.row, 20);
+  EXPECT_EQ(alone.col, 300);
+  EXPECT_NEAR(worst(3, 30).rel_error, 1 / std::sqrt(90.0), 1e-12);  // smaller than one block
 }
 
 }  // namespace
