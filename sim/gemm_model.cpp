@@ -21,7 +21,7 @@ KernelSpec shell(const HardwareProfile& hw, const GemmSpec& g) {
                    (producer ? regs_for_warps(1, kProducerRegsPerThread) : 0);
   const double per_stage = double(g.tile_k) * (g.tile_m * g.a_bytes_per_element + g.b_operands * g.tile_n * g.b_bytes_per_element);
   k.smem_bytes = std::int64_t(per_stage * g.stages) + (g.tma_store ? std::int64_t(g.tile_m) * g.tile_n * 2 : 0);
-  k.cluster_size = g.cluster_n;
+  k.cluster_size = g.cluster_size;
   (void)hw;
   return k;
 }
@@ -78,7 +78,7 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   for (int b = 0; b < g.b_operands; ++b) {
     Step s = load(double(g.tile_n) * g.tile_k * g.b_bytes_per_element, 1.0 / b_reuse, engine,
                   g.b_operands == 1 ? "load B" : fmt::format("load B{}", b + 1));
-    if (g.multicast_b && g.cluster_n > 1) s.l2_fraction = 1.0 / g.cluster_n;
+    if (g.multicast_b && g.cluster_size > 1) s.l2_fraction = 1.0 / g.cluster_size;
     loop.loads.push_back(s);
   }
   loop.compute.push_back(mma(2.0 * g.tile_m * g.tile_n * g.tile_k * g.b_operands, g.precision, path, "mma"));

@@ -20,7 +20,7 @@ struct GemmSpec {
   int tile_m = 128, tile_n = 128, tile_k = 64, stages = 3, consumer_warps = 8;
   bool warp_specialized = false, persistent = false, tma_store = false;
   int max_regs_per_thread = 232;
-  int cluster_n = 1;           // CTAs per cluster
+  int cluster_size = 1;        // CTAs per cluster
   bool multicast_b = false;    // the cluster's CTAs lie along M and share each B tile by TMA multicast
   // Epilogue work per output element (activations, conversion) and per output tile.
   double epilogue_fma_per_element = 1, epilogue_sfu_per_element = 0;

@@ -42,6 +42,9 @@ struct LinrnnDeviceArgs {
   // a launch of another shape (the look-back region moves, and may then lie over bytes that
   // were projection data). 256-byte aligned (cudaMalloc's alignment). Null: allocated,
   // zeroed and freed on the stream in every call.
+  // chunk_fused also needs the GPU to itself while it runs: its persistent CTAs wait on each
+  // other through the look-back and are sized to be co-resident on an otherwise idle GPU, so
+  // kernels running concurrently on other streams can keep some of them waiting forever.
   void* workspace = nullptr;
   // chunk_fused: W packed by linrnn_pack_weight (linrnn_packed_weight_bytes), or null (packed
   // into the workspace in every call). Ignored by the other variants.

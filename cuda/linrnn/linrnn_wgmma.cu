@@ -5,8 +5,9 @@
 // share each weight tile through TMA multicast; tile, stages and cluster from
 // chunk_fused_tiling() (linrnn_tiling.hpp, also what the simulator reads). Both operands
 // are K-major (x row-major, the packed weight [3 dv', d]): wgmma's native "TN" order.
-// The scheduler is pinned to raster AlongN, swizzle 1 (tile order = m * channel blocks + n: the
-// channel blocks of an M tile run side by side and share its x rows in L2), and the grid to the
+// The scheduler is pinned to raster AlongN, swizzle 1 (cluster units in the order
+// (m / 2) * channel blocks + n: the channel blocks of a pair of M tiles run side by side and
+// share their x rows in L2), and the grid to the
 // clusters that can be resident at once: the look-back's waits rely on both (see the epilogue
 // header). Raster AlongM (each channel block's tiles in time order) read x from HBM once per
 // channel block: 1.15 GB of DRAM traffic and 626 us at B=8, T=4096, d=dv=1024 (H100, Nsight
@@ -54,24 +55,31 @@ struct WgmmaGemm {
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
   static_assert(Kernel::MaxThreadsPerBlock == kTiling.threads(), "linrnn_tiling.hpp's thread count disagrees");
 
-  // Clusters that fit on the device at once (cached per device). Every CTA of the persistent
-  // grid must be resident: a tile spins on its predecessors, which may belong to any CTA.
+  // Clusters that fit on the device at once (cached per device and thread once known; a failed
+  // query is not cached, so the next call asks again). Every CTA of the persistent grid must be
+  // resident: a tile spins on its predecessors, which may belong to any CTA.
   static cutlass::KernelHardwareInfo hardware() {
     static thread_local int device = -1, sm_count = 0, clusters = 0;
     int current = 0;
-    if (cudaGetDevice(&current) == cudaSuccess && current != device) {
-      device = current;
-      sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(current);
+    if (cudaGetDevice(&current) != cudaSuccess) current = -1;
+    if (current >= 0 && current != device) {
+      int found = 0;
       const int smem = static_cast<int>(sizeof(typename Kernel::SharedStorage));
       if (cudaFuncSetAttribute(cutlass::device_kernel<Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) ==
           cudaSuccess) {
         const dim3 cluster(kTiling.cluster_m, 1, 1);
         auto config = cutlass::ClusterLauncher::make_cluster_launch_config(cluster, cluster, dim3(Kernel::MaxThreadsPerBlock, 1, 1), smem);
-        if (cudaOccupancyMaxActiveClusters(&clusters, cutlass::device_kernel<Kernel>, &config.launch_config) != cudaSuccess)
-          clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&found, cutlass::device_kernel<Kernel>, &config.launch_config) != cudaSuccess)
+          found = 0;
       }
       (void)cudaGetLastError();
+      if (found > 0) {
+        device = current;
+        sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(current);
+        clusters = found;
+      }
     }
+    if (current != device) return {};  // no answer for this device: max_active_clusters 0, refused
     cutlass::KernelHardwareInfo hw;
     hw.device_id = device;
     hw.sm_count = sm_count;

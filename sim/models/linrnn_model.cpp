@@ -154,7 +154,7 @@ KernelSpec chunk_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   g.consumer_warps = t.consumer_warps;
   g.warp_specialized = true;
   g.persistent = true;
-  g.cluster_n = t.cluster_m;
+  g.cluster_size = t.cluster_m;
   g.multicast_b = true;  // the cluster's CTAs lie along M and share each weight tile by multicast
   g.c_bytes_per_element = 2.0 / 3.0;
   g.epilogue_sfu_per_element = 1;

@@ -39,7 +39,7 @@ GemmSpec gemm_spec(const HardwareProfile& hw, Variant v, std::string name, const
   g.persistent = t.persistent;
   g.tma_store = t.tma_store;
   g.max_regs_per_thread = t.max_regs_per_thread;
-  g.cluster_n = t.cluster_size;
+  g.cluster_size = t.cluster_size;
   // EpilogueFused's clusters lie along M and share each weight tile by multicast (tiling header);
   // ClusterFused's lie along N and share nothing.
   g.multicast_b = v == Variant::EpilogueFused;

@@ -34,10 +34,12 @@ using gpu_test::expect_outputs_pass;
 using gpu_test::gpu_present;
 using gpu_test::VectorCase;
 
-// Odd T (1, 63, 130 = two 64-chunks and a tail, 257, 1000), d not a multiple of the 64-wide
-// k-slice (72, 200), dv not a multiple of the 64-channel block (8, 40, 96), with and without
-// h0 / hT, long_memory (a ~ 0.99: carries cross many chunks), and one case with many tiles
-// (B*T/64*dv/64 > 4 per SM: look-back waits on tiles of earlier waves).
+// Odd T (1, 63, 130, 257, 1000, 1100: batch rows start inside chunk_fused's 128-row tiles), d
+// not a multiple of the 64-wide k-slice (72, 200), dv not a multiple of the 64-channel block
+// (8, 40, 96), with and without h0 / hT, long_memory (a ~ 0.99: carries cross many tiles), T a
+// multiple of 128 with two channel blocks (tiles that start a batch row and skip the look-back,
+// beside tiles that wait), and one case with more tiles than persistent CTAs (B=2, T=1100,
+// dv=1024: 18 x 16 = 288 tiles, about 2.2 per CTA: look-back waits across the CTAs' passes).
 const std::vector<VectorCase> kCases = {
     {"B=2,T=63,d=64,dv=32,h0=1,hT=1", "default", 1},
     {"B=2,T=63,d=64,dv=32,h0=1,hT=1", "long_memory", 2},
@@ -48,6 +50,7 @@ const std::vector<VectorCase> kCases = {
     {"B=2,T=1000,d=64,dv=40,h0=1,hT=1", "long_memory", 7},
     {"B=4,T=2048,d=256,dv=64,h0=0,hT=1", "default", 8},
     {"B=2,T=1100,d=128,dv=1024,h0=1,hT=1", "long_memory", 9},
+    {"B=3,T=256,d=64,dv=128,h0=1,hT=1", "long_memory", 10},
 };
 
 class LinrnnForwardGpu : public ::testing::TestWithParam<std::tuple<linrnn::Variant, VectorCase>> {};
