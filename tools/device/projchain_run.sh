@@ -3,7 +3,10 @@
 # the small shapes, then the benchmark beside its peers (epilogue_fused also with STRIPS, default 1,8,33:
 # AlongM, strips of 8, AlongN: the round-3 orders and a neighbour, timed in the same run). Logs go
 # to $OUT (or out/).
-#   bash tools/device/projchain_run.sh [tests|bench|ncu|order|all]   (BENCH_ARGS: extra bench flags)
+#   bash tools/device/projchain_run.sh [tests|bench|ncu|order|pad|all]   (BENCH_ARGS: extra bench flags)
+# pad: the reference shape timed with GPU spins of PADS µs (default 0 200 1000) before each call:
+# if a row's time does not move with the spin, its timed window holds GPU work only (no gap
+# while the host is still enqueueing); builds only the C API.
 # ncu: Nsight Compute (--set full, clocks not locked) on one epilogue_fused call and one call of its
 # peer torch.matmul(x, W_cat), at NCU_SHAPE (default: the reference shape); builds only the C API.
 # order: the tile-order comparison: GPU tests (no sanitizers), the benchmark with epilogue_fused at
@@ -14,7 +17,7 @@ what=${1:-all}
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 targets="test_cuda_projchain overlap_projchain_capi"
-[[ $what == ncu ]] && targets=overlap_projchain_capi
+[[ $what == ncu || $what == pad ]] && targets=overlap_projchain_capi
 if ! source tools/device/setup.sh $targets >"$OUT/build.log" 2>&1; then
   tail -30 "$OUT/build.log"; echo "build failed"; exit 1
 fi
@@ -40,6 +43,15 @@ fi
 if [[ $what == bench || $what == all ]]; then
   PYTHONUNBUFFERED=1 python3 bench/gpu/bench_projchain.py --lib "$B/cuda/projchain/liboverlap_projchain_capi.so" \
     --out "$OUT/bench_projchain.json" --strips "${STRIPS:-1,8,33}" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" | grep -v Warning || status=1
+fi
+if [[ $what == pad ]]; then
+  for pad in ${PADS:-0 200 1000}; do
+    echo "== spin ${pad} us before each call"
+    PYTHONUNBUFFERED=1 python3 bench/gpu/bench_projchain.py --lib "$B/cuda/projchain/liboverlap_projchain_capi.so" \
+      --out "$OUT/bench_pad_${pad}.json" --shapes "${PAD_SHAPE:-8,4096,2048,16,128}" --pad-us "$pad" ${BENCH_ARGS:-} \
+      >"$OUT/bench_pad_${pad}.log" 2>&1 || status=1
+    grep -E "^\| (implementation|torch_wide_matmul|torch_unfused|unfused|wide_gemm|epilogue_fused) " "$OUT/bench_pad_${pad}.log"
+  done
 fi
 if [[ $what == order ]]; then
   STRIPS=${STRIPS:-1,3,6,8,11,16,33}
