@@ -67,6 +67,20 @@ inline void PrintTo(const VectorCase& c, std::ostream* os) {
   *os << c.shape << " " << c.distribution << " seed " << c.seed;
 }
 
+// `text` with every character that is not a letter or digit turned into '_': a gtest name or
+// property key.
+inline std::string identifier(std::string text) {
+  for (char& ch : text)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return text;
+}
+
+// The name of one (variant, vector case) test: "<variant>_<shape>_<distribution>" as an
+// identifier. The device run scripts filter cases by these names (e.g. '*_T_63_*').
+inline std::string case_name(const std::string& variant, const VectorCase& c) {
+  return identifier(variant + "_" + c.shape + "_" + c.distribution);
+}
+
 // Checks every output of one launch against the oracle: a gtest failure naming the whole-tensor
 // and the worst-block error (vectors.hpp says why both), a test property per output, and one
 // "[ rel_error ]" and one "[ block_error ]" line per output whose last field is the error, for
@@ -75,10 +89,8 @@ inline void expect_outputs_pass(const VectorSet& vectors, const TensorMap& resul
                                 const std::string& property_suffix = "") {
   for (const OutputCheck& check : check_outputs(vectors, result)) {
     EXPECT_TRUE(check.pass()) << label << ": " << describe(check);
-    std::string key = check.name + "_rel_error" + property_suffix;
-    for (char& ch : key)
-      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-    ::testing::Test::RecordProperty(key, std::to_string(check.rel_error));
+    ::testing::Test::RecordProperty(identifier(check.name + "_rel_error" + property_suffix),
+                                    std::to_string(check.rel_error));
     std::printf("[ rel_error ] %s: %s %.3e\n", label.c_str(), check.name.c_str(), check.rel_error);
     std::printf("[ block_error ] %s: %s %.3e\n", label.c_str(), check.name.c_str(), check.worst_block_rel_error);
   }

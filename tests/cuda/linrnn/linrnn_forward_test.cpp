@@ -8,7 +8,6 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -125,11 +124,7 @@ TEST_P(LinrnnForwardGpu, MatchesOracle) {
 }
 
 std::string case_name(const ::testing::TestParamInfo<LinrnnForwardGpu::ParamType>& info) {
-  const auto& [variant, c] = info.param;
-  std::string name = linrnn_variant_name(variant) + "_" + c.shape + "_" + c.distribution;
-  for (char& ch : name)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return name;
+  return gpu_test::case_name(linrnn_variant_name(std::get<0>(info.param)), std::get<1>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariantsAllShapes, LinrnnForwardGpu,

@@ -6,7 +6,6 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -147,11 +146,7 @@ TEST_P(ProjchainForwardGpu, MatchesOracle) {
 }
 
 std::string case_name(const ::testing::TestParamInfo<ProjchainForwardGpu::ParamType>& info) {
-  const auto& [variant, c] = info.param;
-  std::string name = projchain_variant_name(variant) + "_" + c.shape + "_" + c.distribution;
-  for (char& ch : name)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return name;
+  return gpu_test::case_name(projchain_variant_name(std::get<0>(info.param)), std::get<1>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariantsAllShapes, ProjchainForwardGpu,
