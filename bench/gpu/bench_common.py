@@ -5,7 +5,9 @@ large bf16 matmul's rate), measured in the same run as the kernels they judge.
     from bench_common import l2_flush_buffer, time_calls, copy_bandwidth, tensor_rate, rel_error
 """
 import ctypes
+import datetime
 import statistics
+import sys
 
 import torch
 
@@ -50,6 +52,23 @@ def tensor_rate(flush):
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     ms, _, _ = time_calls(lambda i: torch.matmul(a, b), 1, 20, 5, flush)
     return 2 * n ** 3 / (ms * 1e-3)
+
+
+def start_report(**extra):
+    """Measures this run's floors and opens its report: (flush buffer, copy bandwidth in bytes/s,
+    tensor rate in FLOP/s, report dict with the GPU, date, versions, floors, command, `extra` and
+    an empty "shapes" list). Prints the header line every benchmark's log starts with."""
+    flush = l2_flush_buffer()
+    bw = copy_bandwidth(flush)
+    rate = tensor_rate(flush)
+    props = torch.cuda.get_device_properties(0)
+    report = {"gpu": props.name, "sms": props.multi_processor_count,
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "torch": torch.__version__, "cuda": torch.version.cuda, "copy_bandwidth_GBps": bw / 1e9,
+              "tensor_TFLOPs": rate / 1e12, "command": " ".join(sys.argv), **extra, "shapes": []}
+    print(f"# {props.name}, copy bandwidth {bw / 1e9:.0f} GB/s (read+write), bf16 matmul {rate / 1e12:.0f} TFLOP/s",
+          flush=True)
+    return flush, bw, rate, report
 
 
 def rel_error(out, ref):

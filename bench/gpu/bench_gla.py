@@ -17,7 +17,6 @@ correctness evidence.
 """
 import argparse
 import ctypes
-import datetime
 import json
 import os
 import sys
@@ -26,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import call_capi, copy_bandwidth, l2_flush_buffer, rel_error, tensor_rate, time_calls  # noqa: E402
+from bench_common import call_capi, rel_error, start_report, time_calls  # noqa: E402
 
 SHAPES = [(4, 1024, 32, 64, 64), (4, 4096, 32, 64, 64), (8, 4096, 16, 128, 128), (2, 16384, 16, 128, 128)]
 VARIANTS = ["sequential_fused", "sequential_materialized", "pipelined_fused", "pipelined_materialized",
@@ -94,20 +93,11 @@ def main():
             print(f"flash-linear-attention not importable: {e!r}", file=sys.stderr)
     shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split(",")) for s in args.shapes.split(";")]
 
-    flush = l2_flush_buffer()
-    bw = copy_bandwidth(flush)
-    rate = tensor_rate(flush)
-    props = torch.cuda.get_device_properties(0)
-    report = {"gpu": props.name, "sms": props.multi_processor_count,
-              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "torch": torch.__version__, "copy_bandwidth_GBps": bw / 1e9,
-              "bf16_matmul_TFLOPs": rate / 1e12, "command": " ".join(sys.argv),
-              "shapes": []}
+    extra = {}
     if chunk_gla is not None:
         import fla
-        report["fla"] = fla.__version__
-    print(f"# {props.name}, copy bandwidth {bw / 1e9:.0f} GB/s (read+write), bf16 matmul {rate / 1e12:.0f} TFLOP/s",
-          flush=True)
+        extra["fla"] = fla.__version__
+    flush, bw, rate, report = start_report(**extra)
 
     for shape in shapes:
         B, T, H, K, V = shape

@@ -20,7 +20,6 @@ W first (pack + run).
 """
 import argparse
 import ctypes
-import datetime
 import json
 import os
 import sys
@@ -28,7 +27,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import call_capi, copy_bandwidth, l2_flush_buffer, rel_error, tensor_rate, time_calls  # noqa: E402
+from bench_common import call_capi, rel_error, start_report, time_calls  # noqa: E402
 
 SHAPES = [(4, 2048, 256, 64), (16, 2048, 256, 64), (8, 4096, 1024, 1024)]
 VARIANTS = ["three_kernel", "semi_fused", "full_fused", "chunk_fused", "chunk_fused+pack"]
@@ -154,16 +153,7 @@ def main():
         print(f"Triton peer unavailable: {e!r}", file=sys.stderr)
         peer_scan = None
 
-    flush = l2_flush_buffer()
-    bw = copy_bandwidth(flush)
-    rate = tensor_rate(flush)
-    props = torch.cuda.get_device_properties(0)
-    report = {"gpu": props.name, "sms": props.multi_processor_count,
-              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "torch": torch.__version__, "copy_bandwidth_GBps": bw / 1e9, "tensor_TFLOPs": rate / 1e12,
-              "command": " ".join(sys.argv), "shapes": []}
-    print(f"# {props.name}, copy bandwidth {bw / 1e9:.0f} GB/s (read+write), bf16 matmul {rate / 1e12:.0f} TFLOP/s",
-          flush=True)
+    flush, bw, rate, report = start_report()
 
     for shape in shapes:
         B, T, d, dv = shape

@@ -28,7 +28,6 @@ kernel cannot post a time.
 """
 import argparse
 import ctypes
-import datetime
 import json
 import os
 import statistics
@@ -40,7 +39,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import call_capi, copy_bandwidth, l2_flush_buffer, rel_error, tensor_rate  # noqa: E402
+from bench_common import call_capi, l2_flush_buffer, rel_error, start_report  # noqa: E402
 
 SHAPES = [(4, 512, 2048, 16, 128), (4, 1024, 2048, 16, 128), (4, 2048, 2048, 16, 128), (4, 4096, 2048, 16, 128),
           (8, 4096, 2048, 16, 128)]
@@ -361,16 +360,7 @@ def main():
         for shape in shapes:
             profile_shape(shape, lib, [int(g) for g in (args.strips or "0").split(",")])
         return
-    flush = l2_flush_buffer()
-    bw = copy_bandwidth(flush)
-    rate = tensor_rate(flush)
-    props = torch.cuda.get_device_properties(0)
-    report = {"gpu": props.name, "sms": props.multi_processor_count,
-              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "torch": torch.__version__, "cuda": torch.version.cuda, "copy_bandwidth_GBps": bw / 1e9,
-              "tensor_TFLOPs": rate / 1e12, "command": " ".join(sys.argv), "pad_us": args.pad_us, "shapes": []}
-    print(f"# {props.name}, copy bandwidth {bw / 1e9:.0f} GB/s (read+write), bf16 matmul {rate / 1e12:.0f} TFLOP/s",
-          flush=True)
+    flush, bw, rate, report = start_report(pad_us=args.pad_us)
     for shape in shapes:
         entry = bench_shape(shape, lib, args, flush, bw, rate)
         report["shapes"].append(entry)
