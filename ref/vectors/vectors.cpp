@@ -129,10 +129,11 @@ VectorSet read_vector_set(const std::filesystem::path& path) {
   return load_vector_set(read_safetensors(path), path.string());
 }
 
-double relative_error(const Tensor& out, const Tensor& ref) {
-  OVERLAP_REQUIRE(out.numel() == ref.numel(), "relative_error: {} vs {} elements", out.numel(), ref.numel());
-  const auto o = out.to_f64();
-  const auto r = ref.to_f64();
+namespace {
+
+// The whole-tensor error (and worst_block_of, below, the block error) of values already decoded
+// to double: check_outputs decodes each output and its reference once for both.
+double relative_error_of(const std::vector<double>& o, const std::vector<double>& r) {
   long double diff = 0, norm = 0;
   for (std::size_t i = 0; i < o.size(); ++i) {
     if (!std::isfinite(o[i])) continue;
@@ -143,8 +144,6 @@ double relative_error(const Tensor& out, const Tensor& ref) {
   if (norm == 0) return diff == 0 ? 0.0 : INFINITY;
   return static_cast<double>(std::sqrt(diff / norm));
 }
-
-namespace {
 
 // Block starts along one dimension of `n`: blocks of `size`, a tail shorter than half a block
 // joined to the block before it. The last entry is `n`.
@@ -157,19 +156,11 @@ std::vector<std::int64_t> block_bounds(std::int64_t n, std::int64_t size) {
   return bounds;
 }
 
-}  // namespace
-
-BlockError worst_block_relative_error(const Tensor& out, const Tensor& ref, std::int64_t block_rows,
-                                      std::int64_t block_cols) {
-  OVERLAP_REQUIRE(out.numel() == ref.numel(), "worst_block_relative_error: {} vs {} elements", out.numel(),
-                  ref.numel());
-  OVERLAP_REQUIRE(block_rows > 0 && block_cols > 0, "worst_block_relative_error: blocks of {} x {}", block_rows,
-                  block_cols);
-  const auto o = out.to_f64();
-  const auto r = ref.to_f64();
+// `cols`: the tensor's last dimension (the block columns run along it).
+BlockError worst_block_of(const std::vector<double>& o, const std::vector<double>& r, std::int64_t cols,
+                          std::int64_t block_rows, std::int64_t block_cols) {
   const auto n = static_cast<std::int64_t>(o.size());
   if (n == 0) return {};
-  const std::int64_t cols = ref.shape().empty() ? 1 : std::max<std::int64_t>(1, ref.shape().back());
   const std::int64_t rows = n / cols;
   const auto row_bounds = block_bounds(rows, block_rows), col_bounds = block_bounds(cols, block_cols);
   const std::int64_t blocks = std::int64_t(row_bounds.size() - 1) * std::int64_t(col_bounds.size() - 1);
@@ -198,6 +189,24 @@ BlockError worst_block_relative_error(const Tensor& out, const Tensor& ref, std:
   return worst;
 }
 
+std::int64_t last_dim(const Tensor& t) { return t.shape().empty() ? 1 : std::max<std::int64_t>(1, t.shape().back()); }
+
+}  // namespace
+
+double relative_error(const Tensor& out, const Tensor& ref) {
+  OVERLAP_REQUIRE(out.numel() == ref.numel(), "relative_error: {} vs {} elements", out.numel(), ref.numel());
+  return relative_error_of(out.to_f64(), ref.to_f64());
+}
+
+BlockError worst_block_relative_error(const Tensor& out, const Tensor& ref, std::int64_t block_rows,
+                                      std::int64_t block_cols) {
+  OVERLAP_REQUIRE(out.numel() == ref.numel(), "worst_block_relative_error: {} vs {} elements", out.numel(),
+                  ref.numel());
+  OVERLAP_REQUIRE(block_rows > 0 && block_cols > 0, "worst_block_relative_error: blocks of {} x {}", block_rows,
+                  block_cols);
+  return worst_block_of(out.to_f64(), ref.to_f64(), last_dim(ref), block_rows, block_cols);
+}
+
 std::string describe(const OutputCheck& c) {
   return fmt::format("{}: rel {:.2e}, worst block {:.2e} at row {} column {} (tol {:.0e}), {} non-finite, {} unwritten{}",
                      c.name, c.rel_error, c.worst_block_rel_error, c.worst_block_row, c.worst_block_col, c.tolerance,
@@ -223,11 +232,12 @@ std::vector<OutputCheck> check_outputs(const VectorSet& vectors, const TensorMap
     } else {
       const Tensor& out = it->second;
       c.unwritten = count_poisoned(out);
-      for (double v : out.to_f64())
+      const std::vector<double> o = out.to_f64(), r = ref.to_f64();
+      for (double v : o)
         if (!std::isfinite(v)) ++c.non_finite;
       c.non_finite -= c.unwritten;
-      c.rel_error = relative_error(out, ref);
-      const BlockError block = worst_block_relative_error(out, ref);
+      c.rel_error = relative_error_of(o, r);
+      const BlockError block = worst_block_of(o, r, last_dim(ref), kCheckBlockRows, kCheckBlockCols);
       c.worst_block_rel_error = block.rel_error;
       c.worst_block_row = block.row;
       c.worst_block_col = block.col;
