@@ -19,6 +19,7 @@ using linrnn::Variant;
 
 std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
 
+// The launchers' view of a call; problem_of({}, s) is the sizes alone.
 linrnn_launch::Problem problem_of(const LinrnnDeviceArgs& a, const linrnn::LinrnnShape& s) {
   return {a.x, a.W, s.has_h0 ? a.h0 : nullptr, a.y, s.want_hT ? a.hT : nullptr, static_cast<int>(s.B),
           static_cast<int>(s.T), static_cast<int>(s.d), static_cast<int>(s.dv)};
@@ -30,8 +31,7 @@ struct WorkspaceLayout {
   std::size_t lookback = 0, proj = 0, h = 0, packed = 0, bytes = 0;
 };
 WorkspaceLayout workspace_layout(Variant v, const linrnn::LinrnnShape& s) {
-  const linrnn_launch::Problem p{nullptr, nullptr, nullptr, nullptr, nullptr, static_cast<int>(s.B),
-                                 static_cast<int>(s.T), static_cast<int>(s.d), static_cast<int>(s.dv)};
+  const linrnn_launch::Problem p = problem_of({}, s);  // sizes only
   WorkspaceLayout l;
   const std::size_t rows = static_cast<std::size_t>(s.B * s.T);
   switch (v) {
@@ -61,16 +61,14 @@ void check_launch(int code, Variant v, std::string_view what) {
 }  // namespace
 
 std::size_t linrnn_packed_weight_bytes(const linrnn::LinrnnShape& s) {
-  const linrnn_launch::Problem p{nullptr, nullptr, nullptr, nullptr, nullptr, static_cast<int>(s.B),
-                                 static_cast<int>(s.T), static_cast<int>(s.d), static_cast<int>(s.dv)};
+  const linrnn_launch::Problem p = problem_of({}, s);  // sizes only
   return linrnn_launch::packed_weight_bytes(p);
 }
 
 void linrnn_pack_weight(const void* W, void* w_packed, const linrnn::LinrnnShape& s, CUstream_st* stream) {
   if (auto why = linrnn_cannot_implement(Variant::ChunkFused, s)) fail("linrnn_pack_weight: {}", *why);
   OVERLAP_REQUIRE(W && w_packed, "linrnn_pack_weight: W and w_packed must be device pointers");
-  const linrnn_launch::Problem p{nullptr, W, nullptr, nullptr, nullptr, static_cast<int>(s.B),
-                                 static_cast<int>(s.T), static_cast<int>(s.d), static_cast<int>(s.dv)};
+  const linrnn_launch::Problem p = problem_of({.W = W}, s);
   check_launch(linrnn_launch::pack_weight(p, w_packed, stream), Variant::ChunkFused, "weight packing");
 }
 
@@ -110,8 +108,7 @@ std::optional<std::string> linrnn_cannot_implement(Variant v, const linrnn::Linr
     return name + ": sizes beyond 32-bit indexing (B*T = " + std::to_string(s.B * s.T) + ")";
   if (v == Variant::FullFused && s.B > 65535) return name + ": B = " + std::to_string(s.B) + " over the grid limit 65535";
   if (v == Variant::ChunkFused) {
-    const linrnn_launch::Problem p{nullptr, nullptr, nullptr, nullptr, nullptr, static_cast<int>(s.B),
-                                   static_cast<int>(s.T), static_cast<int>(s.d), static_cast<int>(s.dv)};
+    const linrnn_launch::Problem p = problem_of({}, s);
     if (const char* why = linrnn_launch::chunk_fused_check(p)) return why;
   }
   return std::nullopt;
