@@ -16,11 +16,14 @@ KernelSpec shell(const HardwareProfile& hw, const GemmSpec& g) {
   KernelSpec k;
   k.name = g.name;
   const int producer = g.warp_specialized ? 1 : 0;
-  k.threads_per_cta = 32 * (g.consumer_warps + producer);
+  const int epilogue_warps = g.epilogue_warpgroup ? 4 : 0;
+  k.threads_per_cta = 32 * (g.consumer_warps + producer + epilogue_warps);
   k.regs_per_cta = regs_for_warps(g.consumer_warps, g.max_regs_per_thread) +
-                   (producer ? regs_for_warps(1, kProducerRegsPerThread) : 0);
+                   (producer ? regs_for_warps(1, kProducerRegsPerThread) : 0) +
+                   regs_for_warps(epilogue_warps, g.epilogue_max_regs_per_thread);
   const double per_stage = double(g.tile_k) * (g.tile_m * g.a_bytes_per_element + g.b_operands * g.tile_n * g.b_bytes_per_element);
-  k.smem_bytes = std::int64_t(per_stage * g.stages) + (g.tma_store ? std::int64_t(g.tile_m) * g.tile_n * 2 : 0);
+  k.smem_bytes = std::int64_t(per_stage * g.stages) + (g.tma_store ? std::int64_t(g.tile_m) * g.tile_n * 2 : 0) +
+                 (g.epilogue_warpgroup ? std::int64_t(double(g.tile_m) * g.tile_n * g.handoff_bytes_per_element) : 0);
   k.cluster_size = g.cluster_size;
   (void)hw;
   return k;
@@ -88,11 +91,15 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
     s.phase = int(kt - 1);
     return s;
   };
-  loop.compute.push_back(per_output_tile(run(Unit::Fma, elements * g.epilogue_fma_per_element, "epilogue")));
+  loop.output.push_back(per_output_tile(run(Unit::Fma, elements * g.epilogue_fma_per_element, "epilogue")));
   if (g.epilogue_sfu_per_element > 0)
-    loop.compute.push_back(per_output_tile(run(Unit::Sfu, elements * g.epilogue_sfu_per_element, "epilogue exp")));
+    loop.output.push_back(per_output_tile(run(Unit::Sfu, elements * g.epilogue_sfu_per_element, "epilogue exp")));
+  if (g.epilogue_smem_bytes_per_element > 0)
+    loop.output.push_back(per_output_tile(run(Unit::Smem, elements * g.epilogue_smem_bytes_per_element, "epilogue smem")));
   if (g.epilogue_sync_ns_per_tile > 0)
-    loop.compute.push_back(per_output_tile(delay(g.epilogue_sync_ns_per_tile, "cluster exchange")));
+    loop.output.push_back(per_output_tile(delay(g.epilogue_sync_ns_per_tile, "cluster exchange")));
+  if (g.epilogue_warpgroup)
+    loop.handoff.push_back(run(Unit::Smem, elements * g.handoff_bytes_per_element, "hand-off to smem"));
   loop.stores.push_back(per_output_tile(store(elements * g.c_bytes_per_element, engine, "store C")));
   loop.async_stores = g.tma_store;
 
@@ -102,6 +109,7 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   if (g.warp_specialized) {
     sch.kind = LoopSchedule::Kind::WarpSpecialized;
     sch.consumer_warpgroups = std::max(1, g.consumer_warps / 4);
+    sch.epilogue_warpgroups = g.epilogue_warpgroup ? 1 : 0;
   } else {
     sch.kind = LoopSchedule::Kind::Prefetch;
     sch.compute_warps = g.consumer_warps;

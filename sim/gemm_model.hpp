@@ -22,6 +22,13 @@ struct GemmSpec {
   int max_regs_per_thread = 232;
   int cluster_size = 1;        // CTAs per cluster
   bool multicast_b = false;    // the cluster's CTAs lie along M and share each B tile by TMA multicast
+  // An epilogue warpgroup of its own (cuda/common/sm90_handoff_gemm.cuh): the consumers copy
+  // each finished tile to shared memory (handoff_bytes_per_element) and go on; the epilogue
+  // work and the stores run in that warpgroup, under the next tile's mainloop.
+  bool epilogue_warpgroup = false;
+  double handoff_bytes_per_element = 4;
+  double epilogue_smem_bytes_per_element = 0;  // the epilogue's own shared-memory traffic
+  int epilogue_max_regs_per_thread = 136;
   // Epilogue work per output element (activations, conversion) and per output tile.
   double epilogue_fma_per_element = 1, epilogue_sfu_per_element = 0;
   double epilogue_sync_ns_per_tile = 0;  // e.g. a cluster exchange of partial norms

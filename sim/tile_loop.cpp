@@ -7,7 +7,7 @@
 namespace overlap::sim {
 namespace {
 
-enum Barrier { kFull = 0, kEmpty = 1, kCarry = 2 };
+enum Barrier { kFull = 0, kEmpty = 1, kCarry = 2, kHandoffFull = 3, kHandoffEmpty = 4 };
 
 void append(std::vector<Step>& to, const std::vector<Step>& from) { to.insert(to.end(), from.begin(), from.end()); }
 
@@ -28,9 +28,17 @@ void append_stores(std::vector<Step>& to, const TileLoop& loop) {
   }
 }
 
+// Step `s` on the last tile of each output tile's k-loop only.
+Step at_output_tile_end(Step s, int run_length) {
+  s.every = run_length;
+  s.phase = run_length - 1;
+  return s;
+}
+
 // Compute, then the carried part in tile order (a chain across consumers that alternate).
 void append_tile_work(std::vector<Step>& to, const TileLoop& loop, bool chain_carry) {
   append(to, loop.compute);
+  append(to, loop.output);
   if (loop.carried.empty()) return;
   if (chain_carry) to.push_back(wait(kCarry, -1, "wait carried state"));
   append(to, loop.carried);
@@ -44,7 +52,7 @@ void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sc
   OVERLAP_REQUIRE(!loop.loads.empty(), "kernel '{}': a tile loop needs at least one load", k.name);
   k.tiles = loop.tiles;
   k.roles.clear();
-  k.barriers = {{"full", int(loop.loads.size())}, {"empty", 1}, {"carry", 1}};
+  k.barriers = {{"full", int(loop.loads.size())}, {"empty", 1}, {"carry", 1}, {"handoff full", 1}, {"handoff empty", 1}};
 
   if (sch.kind == LoopSchedule::Kind::Prefetch) {
     Role r;
@@ -70,6 +78,9 @@ void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sc
   append_loads(producer.body, loop.loads, 0);
   k.roles.push_back(std::move(producer));
 
+  const bool handoff = sch.epilogue_warpgroups > 0;
+  OVERLAP_REQUIRE(!handoff || (!sch.consumers_alternate && loop.carried.empty()),
+                  "kernel '{}': an epilogue role goes with one cooperative consumer role", k.name);
   const int groups = sch.consumers_alternate ? sch.consumer_warpgroups : 1;
   for (int g = 0; g < groups; ++g) {
     Role c;
@@ -80,14 +91,34 @@ void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sc
     c.run_length = sch.run_length;
     if (g == 0) c.prologue = loop.prologue;
     c.body.push_back(wait(kFull, 0, "wait tile"));
-    append_tile_work(c.body, loop, groups > 1);
-    c.body.push_back(arrive(kEmpty, 0));
-    append_stores(c.body, loop);
+    if (handoff) {
+      append(c.body, loop.compute);
+      c.body.push_back(arrive(kEmpty, 0));
+      // The previous output tile's buffer must be free (offset: one k-loop back).
+      c.body.push_back(at_output_tile_end(wait(kHandoffEmpty, -sch.run_length, "wait hand-off buffer"), sch.run_length));
+      for (const Step& s : loop.handoff) c.body.push_back(at_output_tile_end(s, sch.run_length));
+      c.body.push_back(at_output_tile_end(arrive(kHandoffFull, 0), sch.run_length));
+    } else {
+      append_tile_work(c.body, loop, groups > 1);
+      c.body.push_back(arrive(kEmpty, 0));
+      append_stores(c.body, loop);
+    }
     if (g == 0) {
       if (groups > 1 && !loop.carried.empty()) c.epilogue.push_back(wait(kCarry, -1, "wait last tile"));
       append(c.epilogue, loop.epilogue);
     }
     k.roles.push_back(std::move(c));
+  }
+  if (handoff) {
+    Role e;
+    e.name = "epilogue";
+    e.warps = 4 * sch.epilogue_warpgroups;
+    e.run_length = sch.run_length;
+    e.body.push_back(at_output_tile_end(wait(kHandoffFull, 0, "wait hand-off"), sch.run_length));
+    append(e.body, loop.output);
+    append_stores(e.body, loop);
+    e.body.push_back(at_output_tile_end(arrive(kHandoffEmpty, 0), sch.run_length));
+    k.roles.push_back(std::move(e));
   }
 }
 

@@ -19,6 +19,8 @@ struct TileLoop {
   std::vector<Step> loads;    // Copy steps of one tile (their kind/offset/barrier are set here)
   std::vector<Step> compute;  // work on this tile's data only
   std::vector<Step> carried;  // work that needs the previous tile's carried result
+  std::vector<Step> output;   // per-output-tile work after the compute (epilogue math; every/phase)
+  std::vector<Step> handoff;  // with an epilogue role: the consumers' copy of a finished tile to it
   std::vector<Step> stores;   // output writes of a tile (every/phase allowed)
   bool async_stores = false;  // TMA store / fire-and-forget: the role does not wait
   std::vector<Step> prologue, epilogue;  // per CTA, run by the (first) compute role
@@ -32,6 +34,10 @@ struct LoopSchedule {
   int consumer_warpgroups = 1;  // WarpSpecialized
   bool consumers_alternate = false;  // pingpong: consumer g takes blocks g, g+G, ...
   int run_length = 1;                // tiles per block (a k-loop of one output tile)
+  // WarpSpecialized: warpgroups of an epilogue role. Each output tile's `output` and `stores`
+  // move to it; the consumers run `handoff` into a one-tile buffer and go on with the next
+  // output tile (waiting only while the epilogue role still holds the buffer).
+  int epilogue_warpgroups = 0;
 };
 
 // Fills kernel.roles, kernel.barriers and kernel.tiles.
