@@ -21,6 +21,29 @@ __device__ __forceinline__ Gate gate_of(float a_pre) {
 }
 __device__ __forceinline__ float silu(float z) { return z / (1.0f + __expf(-z)); }
 
+// chunk_fused's gate math (its epilogue's special-function work counted in full when the
+// epilogue did not overlap the mainloop: docs/results/linrnn_h100.md, tables S3-1 and S3-2:
+// three exponentials and three divisions per element cost about 30 us more at B=8, T=4096,
+// d=dv=1024 than this).
+// Gate: one exponential and one approximate reciprocal; 1 - a = e·a with e = exp(-a_pre), which
+// keeps its relative precision when a is near 1 (long memory) as gate_of's second exponential
+// does. a_pre is clamped at -80 so that e stays finite (a ~ 1.8e-35, 1 - a = 1).
+__device__ __forceinline__ Gate gate_fast(float a_pre) {
+  const float e = __expf(-fmaxf(a_pre, -80.0f));
+  const float a = __fdividef(1.0f, 1.0f + e);
+  return {a, e * a};
+}
+// silu(z) = z·sigmoid(z) = z·(1 + tanh(z/2))/2 with the hardware tanh (one MUFU operation,
+// absolute error about 2^-11). For z < 0, 1 + tanh cancels and the relative error grows (about
+// 1% at z = -4, tens of percent at z = -8), but there silu(z) is small, so y's absolute error
+// stays below its bf16 rounding: the GPU tests' whole-tensor and per-block errors are 1.7e-3 and
+// 1.9e-3 (tolerance 1e-2). It is not accurate per element for strongly negative z.
+__device__ __forceinline__ float silu_fast(float z) {
+  float t;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(0.5f * z));
+  return 0.5f * z * (1.0f + t);
+}
+
 // 64-bit words that carry a value and its flag together (single-copy atomic when aligned).
 __device__ __forceinline__ unsigned long long load_relaxed_u64(const unsigned long long* p) {
   unsigned long long v;

@@ -25,7 +25,7 @@ int scan_only(const Problem& p, const void* proj, float* h, void* lookback, CUst
 int gate_only(const Problem& p, const void* proj, const float* h, CUstream_st* stream);           // three_kernel
 int full_fused(const Problem& p, CUstream_st* stream);
 
-// chunk_fused (linrnn_wgmma.cu) on the weight packed by pack_weight (linrnn_pack.cu):
+// chunk_fused (linrnn_chunk_fused.cu) on the weight packed by pack_weight (linrnn_pack.cu):
 // [channel blocks * 192, d] K-major, rows [u | a | z] of each block of 64 channels, zero rows
 // past dv. The two chunk_fused functions return a message (null: fine) rather than an
 // error code: CUTLASS reports its own statuses.

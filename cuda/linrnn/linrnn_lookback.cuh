@@ -19,7 +19,7 @@
 // already running: the spin-waits always make progress, whatever order the hardware starts CTAs
 // in. chunk_fused (a persistent GEMM) uses the words and the epoch but not the tile counter:
 // its tiles are id = M tile * channel blocks + channel block, each counted finished once, in an
-// order that makes every wait point at a lower, resident tile (linrnn_wgmma_epilogue.cuh).
+// order that makes every wait point at a lower, resident tile (linrnn_scan_warpgroup.cuh).
 #include <cstddef>
 #include <cstdint>
 

@@ -62,36 +62,36 @@ struct FullFusedTiling {
 };
 constexpr FullFusedTiling full_fused_tiling() { return {32, 128, 128, 96 * 1024}; }
 
-// ChunkFused: one Hopper GEMM (CUTLASS 4.2 sm90 KernelTmaWarpSpecializedCooperative: persistent,
-// one TMA producer warp, two consumer warpgroups sharing a tile; clusters of `cluster_m` tiles
-// along M share each weight tile by TMA multicast) whose epilogue is the scan
-// (cuda/linrnn/linrnn_wgmma_epilogue.cuh). A tile is `tile_m` consecutive rows of the flattened
-// [B*T] timesteps x one block of `block_dv` channels as [u | a | z] (N = 3 * block_dv), read from
-// the weight packed once by linrnn_pack_weight (K-major, [u|a|z] per channel block). The scan
-// runs in registers (shuffles over each warp's 16 rows), through shared memory across the 8
-// warps, and across tiles by the look-back (predecessor: the previous M tile, same channels).
-// Measured on the H100 (docs/results/linrnn_h100.md, session 3): this replaced round 2's
-// mma.sync kernel (a CTA per 64-step chunk, W gathered by cp.async) at every benchmark shape,
-// 15.8 / 25.9 / 401 us against 18.0 / 35.5 / 1082 us at B=4 / B=16 x T=2048 x d=256 x dv=64 and
-// B=8 x T=4096 x d=dv=1024, so that kernel was deleted. A "pingpong" schedule (each warpgroup
-// its own tile, epilogue under the other's mainloop) lost both ways: with 128 rows per
-// warpgroup (192 accumulators per thread) ptxas spilled 2 KB per thread and it ran 682 us at the
-// large shape; with 64 rows per warpgroup (96 accumulators, no spills, 6 stages) its mainloop
-// alone (empty epilogue) ran 347 us against 238 us for this cooperative one, and with the scan
-// 462 us against 398 us (same device call, docs/results/linrnn_h100.md table S3-4); 128 x 96
-// per warpgroup (32 channels, two m64 accumulator chains, 7 stages) ran 487 us. Ordering M
-// tiles with batch rows interleaved (a tile's predecessor a wave earlier) did not help this
-// kernel either (411 us against 398 us), so the scheduler keeps its plain order.
+// ChunkFused: one Hopper GEMM whose scan runs in a warpgroup of its own
+// (cuda/common/sm90_handoff_gemm.cuh, cuda/linrnn/linrnn_scan_warpgroup.cuh): persistent, one TMA
+// producer warp, two MMA warpgroups sharing a tile (CUTLASS 4.2's sm90 mainloop; clusters of
+// `cluster_m` tiles along M share each weight tile by TMA multicast), which copy the tile's
+// fp32 accumulators to shared memory and go on with the next tile, and an epilogue warpgroup
+// that runs the scan meanwhile. A tile is `tile_m` consecutive rows of the flattened [B*T]
+// timesteps x one block of `block_dv` channels as [u | a | z] (N = 3 * block_dv), read from the
+// weight packed once by linrnn_pack_weight (K-major, [u|a|z] per channel block). The scan: each
+// epilogue thread composes 32 rows of a channel pair serially, the four slices compose through
+// shared memory, and tiles carry by the look-back (predecessor: the previous M tile, same
+// channels). The 128 x 200 fp32 hand-off tile (100 KB) leaves room for three TMA stages.
+// Measured on the H100 (docs/results/linrnn_h100.md): session 3's CUTLASS cooperative kernel
+// with the scan in its epilogue (5 stages, not overlapped) ran 401 us at B=8, T=4096,
+// d=dv=1024, of which the mainloop alone was 238 us; this one runs about 295 us (mainloop and
+// hand-off alone, epilogue empty: 268 us; three stages against five cost most of the
+// difference: two stages ran 379 us). Ping-pong schedules (each warpgroup its own tile) lost:
+// 64 x 192 per warpgroup ran its mainloop alone in 347 us, 128 x 96 per warpgroup 487 us with
+// the scan; so did batch rows interleaved in the tile order (328 against 325 us).
 struct ChunkFusedTiling {
   int tile_m;          // timesteps (rows of the flattened B*T) per tile
   int block_dv;        // channels per tile (GEMM N = 3 * block_dv)
   int tile_k;          // d-slice per TMA stage
   int stages;          // TMA ring depth
   int cluster_m;       // CTAs per cluster along M (weight tile multicast)
-  int consumer_warps;  // two warpgroups, 64 rows of the tile each
-  constexpr int threads() const { return 32 * consumer_warps + 128; }  // + the producer warpgroup
+  int consumer_warps;  // two MMA warpgroups, 64 rows of the tile each
+  int epilogue_warps;  // the scan's warpgroup
+  constexpr int threads() const { return 32 * (consumer_warps + epilogue_warps) + 128; }  // + the producer warpgroup
+  constexpr int handoff_bytes() const { return tile_m * (3 * block_dv + 8) * 4; }  // fp32, rows padded by 8
   constexpr int stage_bytes() const { return (tile_m + 3 * block_dv) * tile_k * 2; }
 };
-constexpr ChunkFusedTiling chunk_fused_tiling() { return {128, 64, 64, 5, 2, 8}; }
+constexpr ChunkFusedTiling chunk_fused_tiling() { return {128, 64, 64, 3, 2, 8, 4}; }
 
 }  // namespace overlap::linrnn

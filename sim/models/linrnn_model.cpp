@@ -134,12 +134,15 @@ KernelSpec full_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   return k;
 }
 
-// One persistent warp-specialized GEMM (TMA + wgmma) over the flattened [B*T] rows whose epilogue
-// is the scan: per output tile (tile_m rows x one block of block_dv channels as [u|a|z]) the
-// gate math (3 MUFU operations per (row, channel): 1 per column of the tile), the in-register
-// scan (shuffles and FMAs, about 8 instructions per column), the look-back across tiles plus
-// two barriers (a delay per tile), then y (one bf16 per channel = 2/3 byte per column). The
-// epilogue does not overlap the mainloop (cooperative schedule), as the model's tile loop does.
+// One persistent warp-specialized GEMM (TMA + wgmma) over the flattened [B*T] rows whose scan
+// runs in an epilogue warpgroup of its own (cuda/common/sm90_handoff_gemm.cuh): the two MMA
+// warpgroups copy each finished tile (tile_m rows x one block of block_dv channels as [u|a|z])
+// to shared memory as fp32 and go on with the next tile. The epilogue warpgroup, meanwhile:
+// the gate math (3 MUFU operations per (row, channel): 1 per column of the tile), the serial
+// scan and y (about 8 instructions per column), shared-memory traffic (reading u and a_pre and
+// writing A and B over them, then reading A, B and z: 28 bytes per (row, channel)), the
+// look-back across tiles plus two barriers (a delay per tile), then y (one bf16 per channel =
+// 2/3 byte per column). Registers: 168 per MMA thread, 136 per epilogue thread (setmaxnreg).
 KernelSpec chunk_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   const auto t = linrnn::chunk_fused_tiling();
   GemmSpec g;
@@ -157,6 +160,11 @@ KernelSpec chunk_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   g.cluster_size = t.cluster_m;
   g.multicast_b = true;  // the cluster's CTAs lie along M and share each weight tile by multicast
   g.c_bytes_per_element = 2.0 / 3.0;
+  g.max_regs_per_thread = 168;
+  g.epilogue_warpgroup = t.epilogue_warps > 0;
+  g.handoff_bytes_per_element = 4;
+  g.epilogue_smem_bytes_per_element = 28.0 / 3.0;
+  g.epilogue_max_regs_per_thread = 136;
   g.epilogue_sfu_per_element = 1;
   g.epilogue_fma_per_element = 8;
   g.epilogue_sync_ns_per_tile = (3 * hw.l2_latency_cycles + 2 * hw.sync_latency_cycles) * hw.cycle_ns();
@@ -209,7 +217,7 @@ std::vector<VariantModel> linrnn_variant_models() {
           {Variant::ThreeKernel, "three_kernel", "GEMM, scan kernel, gate kernel; u, a, z, h through HBM"},
           {Variant::SemiFused, "semi_fused", "library GEMM, then one scan + gate kernel"},
           {Variant::FullFused, "full_fused", "one kernel, per-timestep vector-matrix products on FMA pipes"},
-          {Variant::ChunkFused, "chunk_fused", "one persistent TMA/wgmma GEMM, the scan in its epilogue, h carried"},
+          {Variant::ChunkFused, "chunk_fused", "one persistent TMA/wgmma GEMM, the scan in an epilogue warpgroup under the next tile, h carried"},
       },
       [](Variant v, const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(v, hw, s); },
       [](Variant v, const HardwareProfile& hw, const ShapeArgs& s) { return build(v, hw, s); });
