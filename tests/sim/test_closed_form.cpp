@@ -1,5 +1,5 @@
 // Closed-form cases the model must reproduce (issue 3): streaming copy, pure tensor loop,
-// 1-stage vs deep pipeline, waves, kernel sequences. Expected values are computed from the
+// 1-stage vs deep pipeline, an epilogue warpgroup's overlap, waves, kernel sequences. Expected values are computed from the
 // profile's fields, never hard-coded.
 #include <gtest/gtest.h>
 
@@ -70,6 +70,35 @@ KernelSpec load_compute(const HardwareProfile& hw, int stages, int tiles, double
   return k;
 }
 
+// A warp-specialized loop of `outputs` output tiles, each `kt` k-tiles of `flops` tensor work,
+// then an epilogue of `epilogue_ns` (a latency chain: it occupies no unit). With
+// epilogue_warpgroups = 0 the consumers run it; with 1 an epilogue role runs it from the
+// hand-off buffer while the consumers go on with the next output tile.
+KernelSpec handoff_loop(int outputs, int kt, double flops, double epilogue_ns, int epilogue_warpgroups) {
+  KernelSpec k;
+  k.name = "handoff";
+  k.ctas = 1;
+  k.threads_per_cta = 128 * (3 + epilogue_warpgroups);
+  k.regs_per_cta = regs_for_warps(4 * (3 + epilogue_warpgroups), 128);
+  k.smem_bytes = 8 * 1024;
+  TileLoop loop;
+  loop.tiles = outputs * kt;
+  loop.loads = {load(1024, 1.0, CopyEngine::Tma, "load")};
+  loop.compute = {mma(flops, Precision::Bf16, TensorPath::Warpgroup, "mma")};
+  Step e = delay(epilogue_ns, "epilogue");
+  e.every = kt;
+  e.phase = kt - 1;
+  loop.output = {e};
+  LoopSchedule s;
+  s.kind = LoopSchedule::Kind::WarpSpecialized;
+  s.stages = 8;  // small tiles: deep enough that the loads' latency hides behind the MMAs
+  s.run_length = kt;
+  s.consumer_warpgroups = 2;
+  s.epilogue_warpgroups = epilogue_warpgroups;
+  build_tile_loop(k, loop, s);
+  return k;
+}
+
 // Parameterised over every built-in profile and a size.
 class ClosedForm : public ::testing::TestWithParam<std::tuple<std::string, int>> {
  protected:
@@ -134,6 +163,25 @@ TEST_P(ClosedForm, L2ResidentLoadsShareL2AndMulticastDividesTheShare) {
     const double expected = tiles * bytes * per_byte;
     const double measured = simulate_kernel(hw, k).time_ns - launch_ns(hw);
     EXPECT_NEAR(measured / expected, 1.0, 0.03) << "l2_fraction " << l2_fraction;
+  }
+}
+
+// Mainloop M per output tile, epilogue E: the consumers alone take outputs · (M + E); with an
+// epilogue role the two overlap, outputs · max(M, E) + min(M, E) (the first mainloop or the
+// last epilogue runs alone).
+TEST_P(ClosedForm, EpilogueWarpgroupOverlapsTheNextMainloop) {
+  const int kt = 8, outputs = 20 * scale;
+  const double flops = 2.0 * 128 * 128 * 64;
+  const double mainloop = kt * flops / tensor_flops_per_ns_sm(hw);
+  for (double ratio : {0.5, 2.0}) {
+    const double epilogue = ratio * mainloop;
+    const auto time = [&](int warpgroups) {
+      return simulate_kernel(hw, handoff_loop(outputs, kt, flops, epilogue, warpgroups)).time_ns - launch_ns(hw);
+    };
+    const double serial = outputs * (mainloop + epilogue);
+    const double overlapped = outputs * std::max(mainloop, epilogue) + std::min(mainloop, epilogue);
+    EXPECT_NEAR(time(0) / serial, 1.0, 0.03) << "epilogue / mainloop " << ratio;
+    EXPECT_NEAR(time(1) / overlapped, 1.0, 0.03) << "epilogue / mainloop " << ratio;
   }
 }
 
