@@ -134,11 +134,15 @@ KernelSpec parse_kernel(const Json& j, Vars vars, const HardwareProfile& hw, con
     OVERLAP_REQUIRE(!j.contains("roles"), "{}: give either \"loop\" + \"schedule\" or \"roles\", not both", where);
     const Json& l = j["loop"];
     const std::string lw = where + ".loop";
-    require_keys(l, {"tiles", "loads", "compute", "carried", "stores", "async_stores", "prologue", "epilogue"}, lw);
+    require_keys(l, {"tiles", "loads", "compute", "output", "handoff", "carried", "stores", "async_stores", "prologue",
+                     "epilogue"},
+                 lw);
     TileLoop loop;
     loop.tiles = int(number_or(l, "tiles", 1, vars, lw));
     loop.loads = parse_ops(l, "loads", vars, hw, nullptr, lw);
     loop.compute = parse_ops(l, "compute", vars, hw, nullptr, lw);
+    loop.output = parse_ops(l, "output", vars, hw, nullptr, lw);
+    loop.handoff = parse_ops(l, "handoff", vars, hw, nullptr, lw);
     loop.carried = parse_ops(l, "carried", vars, hw, nullptr, lw);
     loop.stores = parse_ops(l, "stores", vars, hw, nullptr, lw);
     loop.prologue = parse_ops(l, "prologue", vars, hw, nullptr, lw);
@@ -147,7 +151,7 @@ KernelSpec parse_kernel(const Json& j, Vars vars, const HardwareProfile& hw, con
     const Json s = j.contains("schedule") ? j["schedule"] : Json::object();
     const std::string sw = where + ".schedule";
     require_keys(s, {"kind", "stages", "compute_warps", "producer_warps", "consumer_warpgroups", "consumers_alternate",
-                     "run_length"},
+                     "run_length", "epilogue_warpgroups"},
                  sw);
     LoopSchedule sch;
     const std::string kind = s.value("kind", std::string("prefetch"));
@@ -160,6 +164,7 @@ KernelSpec parse_kernel(const Json& j, Vars vars, const HardwareProfile& hw, con
     sch.consumer_warpgroups = int(number_or(s, "consumer_warpgroups", 1, vars, sw));
     sch.consumers_alternate = s.value("consumers_alternate", false);
     sch.run_length = int(number_or(s, "run_length", 1, vars, sw));
+    sch.epilogue_warpgroups = int(number_or(s, "epilogue_warpgroups", 0, vars, sw));
     build_tile_loop(k, loop, sch);
   } else {
     OVERLAP_REQUIRE(j.contains("roles") && j["roles"].is_array(), "{}: needs \"loop\" or a \"roles\" array", where);

@@ -72,6 +72,29 @@ TEST(ScheduleFile, MistakesNameTheirPlace) {
   EXPECT_NE(e.find("unknown barrier 'fulll'"), std::string::npos) << e;
 }
 
+// A tile loop whose per-output-tile `output` work moves to an epilogue warpgroup: the file
+// builds the role, and an epilogue shorter than the mainloop stops adding to the time.
+TEST(ScheduleFile, EpilogueWarpgroupTakesTheOutputWork) {
+  const HardwareProfile hw = load_profile("H100");
+  const auto kernel = [&](int epilogue_warpgroups) {
+    const std::string text = R"({"workload": "gla", "params": {"kt": 8}, "kernels": [{"ctas": "sm_count",
+        "threads": 512, "smem_bytes": 65536, "loop": {"tiles": "kt * 32",
+          "loads": [{"op": "load", "bytes": 2048}],
+          "compute": [{"op": "mma", "flops": 2097152}],
+          "output": [{"op": "fma", "ops": 400000, "every": "kt", "phase": "kt - 1"}],
+          "handoff": [{"op": "smem", "bytes": 65536, "every": "kt", "phase": "kt - 1"}]},
+        "schedule": {"kind": "warp_specialized", "stages": 6, "consumer_warpgroups": 2, "run_length": "kt",
+                     "epilogue_warpgroups": )" + std::to_string(epilogue_warpgroups) + "}}]}";
+    return build_schedule(parse_schedule(text, "f.json"), hw, gla_shape(64)).at(0);
+  };
+  const KernelSpec serial = kernel(0), handoff = kernel(1);
+  ASSERT_EQ(handoff.roles.size(), 3u);
+  EXPECT_EQ(handoff.roles.back().name, "epilogue");
+  const double t_serial = predict_kernels(hw, "gla", "f", gla_shape(64), {serial}).time_us;
+  const double t_handoff = predict_kernels(hw, "gla", "f", gla_shape(64), {handoff}).time_us;
+  EXPECT_LT(t_handoff, 0.75 * t_serial) << t_handoff << " vs " << t_serial;
+}
+
 TEST(ScheduleFile, DeadlockIsReported) {
   const HardwareProfile hw = load_profile("H100");
   const ScheduleFile f = parse_schedule(
