@@ -40,6 +40,11 @@ constexpr GemmTiling gemm_tiling_for(Variant v, int compute_capability) {
     // reference shape within run-to-run noise in a later run); CUTLASS's ping-pong schedule with
     // 64x256 tiles per warpgroup (each warpgroup's epilogue under the other's MMAs, 2x1
     // clusters) was 10-14% slower than the no-cluster kernel at N >= 8192.
+    // Session 4 tried the hand-off GEMM (cuda/common/sm90_handoff_gemm.cuh: the MMA warpgroups
+    // stage activated bf16 into shared memory, warps 1..3 of the producer warpgroup store it under
+    // the next tile's MMAs). Its 66 KB hand-off tile leaves room for 3 stages only; measured 0.6-1.6%
+    // slower than this kernel at the reference shape and 3.4-3.8% slower at N = 2048 in five runs
+    // (docs/results/projchain_h100.md, History): not kept.
     if (v == Variant::EpilogueFused) return {128, 256, 64, 4, 8, true, true, false, 232, 2};
     return {128, 256, 64, 3, 8, true, true, true, 232, 1};
   }
