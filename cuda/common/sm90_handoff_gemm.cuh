@@ -11,8 +11,9 @@
 // Warpgroups (512 threads):
 //   0  TMA producer: one warp runs the CUTLASS collective mainloop's load (multicast within the
 //      cluster); the other three idle.
-//   1,2 MMA: the collective's mma on 64 rows each, then the fp32 accumulators into `handoff`
-//      (row-major, rows padded by 8 floats so the fragment stores are free of bank conflicts).
+//   1,2 MMA: the collective's mma on 64 rows each, then Epilogue::stage writes the accumulators
+//      into the hand-off tile (linrnn: fp32, row-major, rows padded by 8 floats so that the
+//      fragment stores are free of bank conflicts: stage_fp32).
 //   3  epilogue: Epilogue::tile(...) on each handed-off tile, in place if it likes.
 // The hand-off is one buffer guarded by a full/empty mbarrier pair (cutlass::PipelineAsync<1>):
 // the MMA warpgroups wait for it only when the epilogue of the previous tile is still running
@@ -23,14 +24,24 @@
 // strided over the resident clusters; both CTAs of a cluster work on one unit (the same N tile,
 // so the B operand is multicast) with M tiles 2j and 2j + 1.
 //
+// Registers: 512 threads x 128 registers are the whole register file. ptxas reports 128 per
+// thread; with the setmaxnreg split below (producer 40, MMA 168, epilogue 136) the kernel has
+// 0 spills, without it 12 bytes. The launch's cap still bounds the wgmma code: a 640-thread
+// build (two epilogue warpgroups, cap 96) did not compile ("insufficient registers"), whatever
+// setmaxnreg said.
+//
 // The Epilogue type provides:
-//   struct SharedStorage; struct Params;
-//   __device__ void begin(Params const&, SharedStorage&, int thread)      once, before any tile
-//   __device__ void tile(Params const&, SharedStorage&, float* tile, int stride, int m, int n,
-//                        int thread)                                      one tile (thread 0..127)
-//   __device__ void end(Params const&, SharedStorage&, int thread)         after the last tile
-// where `tile` holds the fp32 accumulators of output tile (m, n) (in tile units) at
-// tile[row * stride + col]; the buffer is given back to the MMA warpgroups when `tile` returns.
+//   struct Params; struct SharedStorage;
+//   struct HandoffStorage                                  the shared tile the MMA warpgroups fill
+//   static __device__ void stage(Params const&, HandoffStorage&, Acc const& acc,
+//                                RowsCols const& rows_cols, int m, int n)
+//       run by the 256 MMA threads: write this thread's accumulators of output tile (m, n)
+//       (rows x columns views, accumulator_rows_cols; rows_cols holds each one's (row, col)
+//       in the tile) into the hand-off tile, e.g. with stage_fp32 below
+//   __device__ void begin(Params const&, SharedStorage&, int thread)        once, before any tile
+//   __device__ void tile(Params const&, SharedStorage&, HandoffStorage&, int m, int n, int thread)
+//       one tile, thread 0..127; the buffer goes back to the MMA warpgroups when it returns
+//   __device__ void end(Params const&, SharedStorage&, int thread)           after the last tile
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -49,7 +60,8 @@ namespace overlap::cuda::handoff_gemm {
 constexpr int kEpilogueWarpgroups = 1;
 constexpr int kEpilogueThreads = 128 * kEpilogueWarpgroups;
 constexpr int kThreads = 3 * 128 + kEpilogueThreads;
-// The epilogue warpgroup's named barrier (0 is __syncthreads; CUTLASS's mainloop uses none).
+// The epilogue warpgroup's named barrier, as cutlass::arch::NamedBarrier counts it (it adds
+// CUTLASS's 8 reserved ids: hardware barrier 9; the mainloop collective uses none).
 constexpr int kEpilogueBarrier = 1;
 
 // Persistent static order: cluster c handles units c, c + clusters, ...; unit u is
@@ -93,7 +105,7 @@ struct Kernel {
   static_assert(kClusterM == 2 && cute::size<1>(ClusterShape{}) == 1, "clusters of two CTAs along M");
   static_assert(cute::size(TiledMma{}) == 256, "two MMA warpgroups share the tile");
   static_assert(kTileN % 8 == 0);
-  // Registers per thread after setmaxnreg: 128 * (40 + 136) + 256 * 168 = 65536.
+  // Registers per thread after setmaxnreg (multiples of 8): 128 * (40 + 136) + 256 * 168 = 65536.
   static constexpr int kProducerRegs = 40, kMmaRegs = 168, kEpilogueRegs = 136;
   static_assert(128 * kProducerRegs + 256 * kMmaRegs + kEpilogueThreads * kEpilogueRegs <= 65536);
 
@@ -103,11 +115,13 @@ struct Kernel {
   struct SharedStorage {
     alignas(1024) typename Mainloop::TensorStorage mainloop;  // 128-byte swizzled TMA tiles
     alignas(16) typename Epilogue::HandoffStorage handoff;
-    typename Epilogue::SharedStorage epilogue;
+    alignas(16) typename Epilogue::SharedStorage epilogue;
     alignas(16) typename Mainloop::PipelineStorage mainloop_pipe;
     alignas(16) typename HandoffPipeline::SharedStorage handoff_pipe;
   };
   static constexpr int kSharedBytes = static_cast<int>(sizeof(SharedStorage));
+  // sm_90's opt-in limit per block (227 KB), less the 1 KB the kernel's alignment adds statically.
+  static_assert(kSharedBytes <= 227 * 1024 - 1024, "the stages, hand-off tile and epilogue storage do not fit");
 
   struct Params {
     typename Mainloop::Params mainloop;
@@ -257,7 +271,8 @@ int resident_clusters() {
 template <class K>
 const char* launch(typename K::Params const& params, cudaStream_t stream) {
   const int resident = resident_clusters<K>();
-  if (resident <= 0) return "cudaOccupancyMaxActiveClusters found no resident cluster";
+  if (resident <= 0)
+    return "no cluster of the kernel fits on this device (cudaFuncSetAttribute or cudaOccupancyMaxActiveClusters)";
   const int clusters = std::min(resident, params.order.units());
   if (clusters <= 0) return nullptr;  // nothing to do
   void* args[] = {const_cast<typename K::Params*>(&params)};

@@ -39,6 +39,8 @@ using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
     cutlass::gemm::collective::StageCount<kTiling.stages>,
     cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
 using Kernel = handoff_gemm::Kernel<Mainloop, linrnn_kernel::ScanWarpgroup>;
+static_assert(sizeof(linrnn_kernel::ScanWarpgroup::HandoffStorage) == kTiling.handoff_bytes(),
+              "linrnn_tiling.hpp's hand-off tile (what the simulator reads) disagrees with the kernel's");
 
 int m_tiles_of(const Problem& p) { return (p.B * p.T + kTiling.tile_m - 1) / kTiling.tile_m; }
 int channel_blocks_of(const Problem& p) { return (p.dv + kTiling.block_dv - 1) / kTiling.block_dv; }
@@ -56,8 +58,10 @@ std::size_t chunk_fused_lookback_bytes(const Problem& p) {
 const char* chunk_fused_check(const Problem& p) {
   if (p.d % kAlignment != 0) return "chunk_fused: d must be a multiple of 8 (TMA's 16-byte strides)";
   if (p.dv % 2 != 0) return "chunk_fused: dv must be even (bf16 pairs)";
-  // Row indices (and B*T + a tile of cluster padding) are 32-bit inside the kernel.
+  // Row indices (and B*T + a tile of cluster padding) and h0 / hT indices are 32-bit inside
+  // the kernel.
   if (static_cast<long long>(p.B) * p.T + 2 * kTiling.tile_m > (1LL << 31) - 1) return "chunk_fused: B*T too large";
+  if (static_cast<long long>(p.B) * p.dv > (1LL << 31) - 1) return "chunk_fused: B*dv too large";
   return nullptr;
 }
 

@@ -75,9 +75,10 @@ constexpr FullFusedTiling full_fused_tiling() { return {32, 128, 128, 96 * 1024}
 // channels). The 128 x 200 fp32 hand-off tile (100 KB) leaves room for three TMA stages.
 // Measured on the H100 (docs/results/linrnn_h100.md): session 3's CUTLASS cooperative kernel
 // with the scan in its epilogue (5 stages, not overlapped) ran 401 us at B=8, T=4096,
-// d=dv=1024, of which the mainloop alone was 238 us; this one runs about 295 us (mainloop and
-// hand-off alone, epilogue empty: 268 us; three stages against five cost most of the
-// difference: two stages ran 379 us). Ping-pong schedules (each warpgroup its own tile) lost:
+// d=dv=1024, of which the mainloop alone was 238 us; this one ran 298.7 us in session 4's
+// benchmark (295-315 us in its timing rounds; mainloop and hand-off alone, epilogue empty:
+// 267-282 us, where three stages against five cost most of the difference: two stages ran
+// 379 us). Ping-pong schedules (each warpgroup its own tile) lost:
 // 64 x 192 per warpgroup ran its mainloop alone in 347 us, 128 x 96 per warpgroup 487 us with
 // the scan; so did batch rows interleaved in the tile order (328 against 325 us).
 struct ChunkFusedTiling {
