@@ -50,6 +50,10 @@ void append_tile_work(std::vector<Step>& to, const TileLoop& loop, bool chain_ca
 void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sch) {
   OVERLAP_REQUIRE(sch.stages >= 1, "kernel '{}': stages must be at least 1", k.name);
   OVERLAP_REQUIRE(!loop.loads.empty(), "kernel '{}': a tile loop needs at least one load", k.name);
+  OVERLAP_REQUIRE(sch.epilogue_warpgroups == 0 || sch.kind == LoopSchedule::Kind::WarpSpecialized,
+                  "kernel '{}': an epilogue role needs the warp-specialized schedule", k.name);
+  OVERLAP_REQUIRE(loop.handoff.empty() || sch.epilogue_warpgroups > 0,
+                  "kernel '{}': hand-off steps need an epilogue role (epilogue_warpgroups > 0)", k.name);
   k.tiles = loop.tiles;
   k.roles.clear();
   k.barriers = {{"full", int(loop.loads.size())}, {"empty", 1}, {"carry", 1}, {"handoff full", 1}, {"handoff empty", 1}};

@@ -21,6 +21,7 @@ struct TileLoop {
   std::vector<Step> carried;  // work that needs the previous tile's carried result
   std::vector<Step> output;   // per-output-tile work after the compute (epilogue math; every/phase)
   std::vector<Step> handoff;  // with an epilogue role: the consumers' copy of a finished tile to it
+                              // (run once per output tile: the loop sets every/phase)
   std::vector<Step> stores;   // output writes of a tile (every/phase allowed)
   bool async_stores = false;  // TMA store / fire-and-forget: the role does not wait
   std::vector<Step> prologue, epilogue;  // per CTA, run by the (first) compute role

@@ -76,23 +76,26 @@ TEST(ScheduleFile, MistakesNameTheirPlace) {
 // builds the role, and an epilogue shorter than the mainloop stops adding to the time.
 TEST(ScheduleFile, EpilogueWarpgroupTakesTheOutputWork) {
   const HardwareProfile hw = load_profile("H100");
-  const auto kernel = [&](int epilogue_warpgroups) {
-    const std::string text = R"({"workload": "gla", "params": {"kt": 8}, "kernels": [{"ctas": "sm_count",
+  const auto text = [](int epilogue_warpgroups, bool handoff) {
+    return std::string(R"({"workload": "gla", "params": {"kt": 8}, "kernels": [{"ctas": "sm_count",
         "threads": 512, "smem_bytes": 65536, "loop": {"tiles": "kt * 32",
           "loads": [{"op": "load", "bytes": 2048}],
           "compute": [{"op": "mma", "flops": 2097152}],
-          "output": [{"op": "fma", "ops": 400000, "every": "kt", "phase": "kt - 1"}],
-          "handoff": [{"op": "smem", "bytes": 65536, "every": "kt", "phase": "kt - 1"}]},
+          "output": [{"op": "fma", "ops": 400000, "every": "kt", "phase": "kt - 1"}])") +
+           (handoff ? R"(, "handoff": [{"op": "smem", "bytes": 65536}])" : "") + R"(},
         "schedule": {"kind": "warp_specialized", "stages": 6, "consumer_warpgroups": 2, "run_length": "kt",
                      "epilogue_warpgroups": )" + std::to_string(epilogue_warpgroups) + "}}]}";
-    return build_schedule(parse_schedule(text, "f.json"), hw, gla_shape(64)).at(0);
   };
-  const KernelSpec serial = kernel(0), handoff = kernel(1);
+  const auto kernel = [&](const std::string& t) { return build_schedule(parse_schedule(t, "f.json"), hw, gla_shape(64)).at(0); };
+  const KernelSpec serial = kernel(text(0, false)), handoff = kernel(text(1, true));
   ASSERT_EQ(handoff.roles.size(), 3u);
   EXPECT_EQ(handoff.roles.back().name, "epilogue");
   const double t_serial = predict_kernels(hw, "gla", "f", gla_shape(64), {serial}).time_us;
   const double t_handoff = predict_kernels(hw, "gla", "f", gla_shape(64), {handoff}).time_us;
   EXPECT_LT(t_handoff, 0.75 * t_serial) << t_handoff << " vs " << t_serial;
+  // A hand-off with nobody to hand off to is a mistake in the file, not a silent no-op.
+  const std::string e = error_of([&] { kernel(text(0, true)); });
+  EXPECT_NE(e.find("epilogue role"), std::string::npos) << e;
 }
 
 TEST(ScheduleFile, DeadlockIsReported) {
