@@ -57,8 +57,7 @@
 
 namespace overlap::cuda::handoff_gemm {
 
-constexpr int kEpilogueWarpgroups = 1;
-constexpr int kEpilogueThreads = 128 * kEpilogueWarpgroups;
+constexpr int kEpilogueThreads = 128;  // warpgroup 3
 constexpr int kThreads = 3 * 128 + kEpilogueThreads;
 // The epilogue warpgroup's named barrier, as cutlass::arch::NamedBarrier counts it (it adds
 // CUTLASS's 8 reserved ids: hardware barrier 9; the mainloop collective uses none).
@@ -150,7 +149,7 @@ struct Kernel {
 
     typename HandoffPipeline::Params handoff_params;
     if (warpgroup == 1 || warpgroup == 2) handoff_params.role = HandoffPipeline::ThreadCategory::Producer;
-    if (warpgroup >= 3) handoff_params.role = HandoffPipeline::ThreadCategory::Consumer;
+    if (warpgroup == 3) handoff_params.role = HandoffPipeline::ThreadCategory::Consumer;
     handoff_params.producer_arv_count = 256;
     handoff_params.consumer_arv_count = kEpilogueThreads;
     handoff_params.initializing_warp = 1;

@@ -67,20 +67,25 @@ __device__ __forceinline__ Tile next_tile(const Lookback& lb, int B, int channel
   return {id, id / rows, row / channel_blocks, row % channel_blocks, slot[1]};
 }
 
-// After every global write of the CTA: the last CTA of the launch resets the counters and
-// advances the epoch for the next launch (nothing of this launch reads them any more: every
-// CTA drew its id and read the epoch before it counted itself finished).
+// `n` more tiles of this launch are finished (one thread calls it, after its tiles' threads
+// have read the epoch): the launch's last tile resets the counters and advances the epoch for
+// the next launch (nothing of this launch reads them any more).
+__device__ __forceinline__ void count_finished_tiles(const Lookback& lb, unsigned n, unsigned total_tiles,
+                                                     unsigned epoch) {
+  __threadfence();
+  if (atomicAdd(&lb.header[1], n) + n == total_tiles) {
+    atomicExch(&lb.header[0], 0u);
+    atomicExch(&lb.header[1], 0u);
+    atomicExch(&lb.header[2], epoch + 1);
+    __threadfence();
+  }
+}
+
+// The scan kernels' form, after every global write of the CTA (every CTA drew its id and read
+// the epoch before it counted itself finished).
 __device__ __forceinline__ void finish_tile(const Lookback& lb, const Tile& tile, int total_tiles) {
   __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    if (atomicAdd(&lb.header[1], 1u) == static_cast<unsigned>(total_tiles - 1)) {
-      atomicExch(&lb.header[0], 0u);
-      atomicExch(&lb.header[1], 0u);
-      atomicExch(&lb.header[2], tile.epoch + 1);
-      __threadfence();
-    }
-  }
+  if (threadIdx.x == 0) count_finished_tiles(lb, 1u, static_cast<unsigned>(total_tiles), tile.epoch);
 }
 
 // Called by the first kChannels threads (thread c = channel c of the tile) with the chunk's

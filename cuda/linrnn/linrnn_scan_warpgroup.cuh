@@ -34,7 +34,6 @@
 
 namespace overlap::cuda::linrnn_kernel {
 
-
 class ScanWarpgroup {
  public:
   static constexpr int kTileRows = 128;
@@ -77,50 +76,45 @@ class ScanWarpgroup {
     const int pair = t % 32, slice = t / 32;
     const int cl = 2 * pair, ch = n * kChannels + cl;  // the thread's first channel: in the block, in dv
     const int row0 = m * kTileRows + slice * kRowsPerThread;
-    constexpr int stride = kStride;
-    float* const base = h.tile + slice * kRowsPerThread * stride + cl;
+    float* const base = h.tile + slice * kRowsPerThread * kStride + cl;
     const int batch0 = row0 / p.T, step0 = row0 - batch0 * p.T;
     // Most slices hold neither a batch row's first or last timestep nor rows past B*T: no
     // per-row checks there.
     const bool plain = step0 > 0 && step0 + kRowsPerThread < p.T && row0 + kRowsPerThread <= p.rows;
     auto sync = [] { cutlass::arch::NamedBarrier::sync(handoff_gemm::kEpilogueThreads, handoff_gemm::kEpilogueBarrier); };
 
-    // 1. (A, B) in place of (u, a_pre); the slice's aggregate.
+    // 1. (A, B) in place of (u, a_pre); the slice's aggregate. `adjust` turns row i's gate maps
+    //    into resets or identities where needed (the same code on both paths otherwise).
     float ta0 = 1.0f, tb0 = 0.0f, ta1 = 1.0f, tb1 = 0.0f;
+    auto map_row = [&](int i, auto adjust) {
+      float* r = base + i * kStride;
+      const float2 u = *reinterpret_cast<const float2*>(r);
+      const float2 ap = *reinterpret_cast<const float2*>(r + kChannels);
+      const Gate g0 = gate_fast(ap.x), g1 = gate_fast(ap.y);
+      float A0 = g0.a, B0 = g0.one_minus_a * u.x, A1 = g1.a, B1 = g1.one_minus_a * u.y;
+      adjust(A0, B0, A1, B1);
+      *reinterpret_cast<float2*>(r) = make_float2(B0, B1);
+      *reinterpret_cast<float2*>(r + kChannels) = make_float2(A0, A1);
+      tb0 = fmaf(A0, tb0, B0), ta0 *= A0;
+      tb1 = fmaf(A1, tb1, B1), ta1 *= A1;
+    };
     if (plain) {
 #pragma unroll 4
-      for (int i = 0; i < kRowsPerThread; ++i) {
-        float* r = base + i * stride;
-        const float2 u = *reinterpret_cast<const float2*>(r);
-        const float2 ap = *reinterpret_cast<const float2*>(r + kChannels);
-        const Gate g0 = gate_fast(ap.x), g1 = gate_fast(ap.y);
-        const float B0 = g0.one_minus_a * u.x, B1 = g1.one_minus_a * u.y;
-        *reinterpret_cast<float2*>(r) = make_float2(B0, B1);
-        *reinterpret_cast<float2*>(r + kChannels) = make_float2(g0.a, g1.a);
-        tb0 = fmaf(g0.a, tb0, B0), ta0 *= g0.a;
-        tb1 = fmaf(g1.a, tb1, B1), ta1 *= g1.a;
-      }
+      for (int i = 0; i < kRowsPerThread; ++i) map_row(i, [](float&, float&, float&, float&) {});
     } else {
       int batch = batch0, step = step0;
       for (int i = 0; i < kRowsPerThread; ++i) {
-        float* r = base + i * stride;
-        const float2 u = *reinterpret_cast<const float2*>(r);
-        const float2 ap = *reinterpret_cast<const float2*>(r + kChannels);
-        const Gate g0 = gate_fast(ap.x), g1 = gate_fast(ap.y);
-        float A0 = g0.a, B0 = g0.one_minus_a * u.x, A1 = g1.a, B1 = g1.one_minus_a * u.y;
         const bool ok = row0 + i < p.rows;
-        if (step == 0 && ok) {  // a reset; rows past B*T would read h0 of batch B
-          if (p.h0 && ch < p.dv) {
-            B0 = fmaf(A0, p.h0[batch * p.dv + ch], B0);
-            B1 = fmaf(A1, p.h0[batch * p.dv + ch + 1], B1);
+        map_row(i, [&](float& A0, float& B0, float& A1, float& B1) {
+          if (step == 0 && ok) {  // a reset; rows past B*T would read h0 of batch B
+            if (p.h0 && ch < p.dv) {
+              B0 = fmaf(A0, p.h0[batch * p.dv + ch], B0);
+              B1 = fmaf(A1, p.h0[batch * p.dv + ch + 1], B1);
+            }
+            A0 = A1 = 0.0f;
           }
-          A0 = A1 = 0.0f;
-        }
-        if (!ok) A0 = A1 = 1.0f, B0 = B1 = 0.0f;
-        *reinterpret_cast<float2*>(r) = make_float2(B0, B1);
-        *reinterpret_cast<float2*>(r + kChannels) = make_float2(A0, A1);
-        tb0 = fmaf(A0, tb0, B0), ta0 *= A0;
-        tb1 = fmaf(A1, tb1, B1), ta1 *= A1;
+          if (!ok) A0 = A1 = 1.0f, B0 = B1 = 0.0f;
+        });
         if (++step == p.T) step = 0, ++batch;
       }
     }
@@ -140,8 +134,8 @@ class ScanWarpgroup {
       const int tile_row0 = m * kTileRows;
       const bool no_carry = tile_row0 % p.T == 0;  // its row 0 is a reset: h_in is not used
       float h_end;
-      float h = look_back_channel(p.lb, m * p.channel_blocks + n, p.channel_blocks, t, epoch_, no_carry,
-                                                 ta, tb, 0.0f, &h_end);
+      float h = look_back_channel(p.lb, m * p.channel_blocks + n, p.channel_blocks, t, epoch_, no_carry, ta, tb, 0.0f,
+                                  &h_end);
       CUTLASS_PRAGMA_UNROLL
       for (int q = 0; q < kSlices; ++q) {
         s.h_in[q][t] = h;
@@ -156,7 +150,7 @@ class ScanWarpgroup {
     bf16* yp = p.y + static_cast<long long>(row0) * p.dv + ch;
     // Row i of the slice: h = A h + B and y (the same code on both paths).
     auto emit = [&](int i) {
-      const float* r = base + i * stride;
+      const float* r = base + i * kStride;
       const float2 B = *reinterpret_cast<const float2*>(r);
       const float2 A = *reinterpret_cast<const float2*>(r + kChannels);
       const float2 z = *reinterpret_cast<const float2*>(r + 2 * kChannels);
@@ -183,15 +177,10 @@ class ScanWarpgroup {
     }
   }
 
-  // The launch's last tile resets the finished-tile counter and advances the epoch for the next
-  // launch: every CTA read the epoch (in begin) before it counts its tiles.
+  // Counts this CTA's tiles finished (linrnn_lookback.cuh): every CTA read the epoch in begin.
   CUTLASS_DEVICE void end(Params const& p, SharedStorage&, int t) {
-    if (t != 0 || tiles_ == 0) return;
-    const unsigned total = static_cast<unsigned>(p.m_tiles * p.channel_blocks);
-    if (atomicAdd(&p.lb.header[1], tiles_) + tiles_ == total) {
-      atomicExch(&p.lb.header[1], 0u);
-      atomicExch(&p.lb.header[2], epoch_ + 1);
-    }
+    if (t == 0 && tiles_ > 0)
+      count_finished_tiles(p.lb, tiles_, static_cast<unsigned>(p.m_tiles * p.channel_blocks), epoch_);
   }
 
  private:

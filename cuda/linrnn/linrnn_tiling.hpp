@@ -91,7 +91,6 @@ struct ChunkFusedTiling {
   int epilogue_warps;  // the scan's warpgroup
   constexpr int threads() const { return 32 * (consumer_warps + epilogue_warps) + 128; }  // + the producer warpgroup
   constexpr int handoff_bytes() const { return tile_m * (3 * block_dv + 8) * 4; }  // fp32, rows padded by 8
-  constexpr int stage_bytes() const { return (tile_m + 3 * block_dv) * tile_k * 2; }
 };
 constexpr ChunkFusedTiling chunk_fused_tiling() { return {128, 64, 64, 3, 2, 8, 4}; }
 
