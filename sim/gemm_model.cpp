@@ -12,6 +12,11 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+std::int64_t handoff_footprint(const GemmSpec& g) {
+  return g.handoff_tile_bytes > 0 ? g.handoff_tile_bytes
+                                  : std::int64_t(double(g.tile_m) * g.tile_n * g.handoff_bytes_per_element);
+}
+
 KernelSpec shell(const HardwareProfile& hw, const GemmSpec& g) {
   KernelSpec k;
   k.name = g.name;
@@ -23,7 +28,7 @@ KernelSpec shell(const HardwareProfile& hw, const GemmSpec& g) {
                    regs_for_warps(epilogue_warps, g.epilogue_max_regs_per_thread);
   const double per_stage = double(g.tile_k) * (g.tile_m * g.a_bytes_per_element + g.b_operands * g.tile_n * g.b_bytes_per_element);
   k.smem_bytes = std::int64_t(per_stage * g.stages) + (g.tma_store ? std::int64_t(g.tile_m) * g.tile_n * 2 : 0) +
-                 (g.epilogue_warpgroup ? std::int64_t(double(g.tile_m) * g.tile_n * g.handoff_bytes_per_element) : 0);
+                 (g.epilogue_warpgroup ? handoff_footprint(g) : 0);
   k.cluster_size = g.cluster_size;
   (void)hw;
   return k;

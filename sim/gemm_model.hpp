@@ -26,7 +26,8 @@ struct GemmSpec {
   // each finished tile to shared memory (handoff_bytes_per_element) and go on; the epilogue
   // work and the stores run in that warpgroup, under the next tile's mainloop.
   bool epilogue_warpgroup = false;
-  double handoff_bytes_per_element = 4;
+  double handoff_bytes_per_element = 4;  // moved per output element
+  std::int64_t handoff_tile_bytes = 0;    // the buffer's footprint (padding too); 0: tile x bytes moved
   double epilogue_smem_bytes_per_element = 0;  // the epilogue's own shared-memory traffic
   int epilogue_max_regs_per_thread = 136;
   // Epilogue work per output element (activations, conversion) and per output tile.

@@ -162,7 +162,8 @@ KernelSpec chunk_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   g.c_bytes_per_element = 2.0 / 3.0;
   g.max_regs_per_thread = 128;
   g.epilogue_warpgroup = t.epilogue_warps > 0;
-  g.handoff_bytes_per_element = 4;  // fp32 moved; the 8-float row padding (handoff_bytes()) is footprint only
+  g.handoff_bytes_per_element = 4;            // fp32 moved
+  g.handoff_tile_bytes = t.handoff_bytes();    // with the 8-float row padding
   g.epilogue_smem_bytes_per_element = 28.0 / 3.0;
   g.epilogue_max_regs_per_thread = 128;
   g.epilogue_sfu_per_element = 1;
