@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cuda_bf16.h>
 
+#include "common/fast_math.cuh"
 #include "common/ptx_sm80.cuh"
 
 namespace overlap::cuda::linrnn_kernel {
@@ -33,16 +34,7 @@ __device__ __forceinline__ Gate gate_fast(float a_pre) {
   const float a = __fdividef(1.0f, 1.0f + e);
   return {a, e * a};
 }
-// silu(z) = z·sigmoid(z) = z·(1 + tanh(z/2))/2 with the hardware tanh (one MUFU operation,
-// absolute error about 2^-11). For z < 0, 1 + tanh cancels and the relative error grows (about
-// 1% at z = -4, tens of percent at z = -8), but there silu(z) is small, so y's absolute error
-// stays below its bf16 rounding: the GPU tests' whole-tensor and per-block errors are 1.7e-3 and
-// 1.9e-3 (tolerance 1e-2). It is not accurate per element for strongly negative z.
-__device__ __forceinline__ float silu_fast(float z) {
-  float t;
-  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(0.5f * z));
-  return 0.5f * z * (1.0f + t);
-}
+using overlap::cuda::silu_fast;  // chunk_fused's SiLU gate (common/fast_math.cuh)
 
 // 64-bit words that carry a value and its flag together (single-copy atomic when aligned).
 __device__ __forceinline__ unsigned long long load_relaxed_u64(const unsigned long long* p) {
