@@ -22,6 +22,10 @@ the first call of each turn is reported apart), so they see the same GPU clocks,
 starts behind a short GPU spin (--pad-us) so that the host's enqueue time stays outside the
 timed window. The SM clock, power and throttle reasons are sampled (nvidia-smi) during that loop.
 --strips G,...: extra epilogue_fused rows with an explicit tile order (column tiles per strip).
+--compare-lib LABEL=PATH: an extra epilogue_fused row "epilogue_fused[LABEL]" from another build of
+the C API library (e.g. compiled with different flags), checked and timed in the same turns.
+--diagnostic-lib LABEL=PATH: the same for builds whose outputs are wrong by design (a diagnostic
+that skips part of the work): timed, not checked, and labelled "[LABEL, unchecked]".
 Before timing, each variant's outputs are compared with an fp32 PyTorch reference (relative
 Frobenius error per output, at most 1e-2, no NaN: outputs are NaN-filled first), so a broken
 kernel cannot post a time.
@@ -67,16 +71,18 @@ class OverlapLib:
     def workspace_bytes(self, variant, shape, packed):
         return call_capi(self.lib.overlap_projchain_workspace_bytes, variant.encode(), *shape, int(packed))
 
-    def pack(self, variant, s, shape):
+    def pack(self, variant, s, shape, key=None):
+        """Packs into s["packed"][key or variant] (each build packs its own: the layout may differ)."""
         call_capi(self.lib.overlap_projchain_pack, variant.encode(),
                   *(s[w].data_ptr() for w in ("W_q", "W_k", "W_v", "W_g", "W_alpha")),
-                  s["packed"][variant].data_ptr(), *shape, torch.cuda.current_stream().cuda_stream)
+                  s["packed"][key or variant].data_ptr(), *shape, torch.cuda.current_stream().cuda_stream)
 
-    def forward(self, variant, s, outs, workspace, shape, prepacked, strip_n=0):
-        """strip_n: epilogue_fused's tile order (column tiles per strip); 0: the tiling header's."""
+    def forward(self, variant, s, outs, workspace, shape, prepacked, strip_n=0, key=None):
+        """strip_n: epilogue_fused's tile order (column tiles per strip); 0: the tiling header's.
+        key: which packed weight of s["packed"] to use (default: the variant's)."""
         call_capi(self.lib.overlap_projchain_forward, variant.encode(), s["x"].data_ptr(),
                   *(s[w].data_ptr() for w in ("W_q", "W_k", "W_v", "W_g", "W_alpha")),
-                  s["packed"][variant].data_ptr() if prepacked else None, *(outs[o].data_ptr() for o in OUTPUTS),
+                  s["packed"][key or variant].data_ptr() if prepacked else None, *(outs[o].data_ptr() for o in OUTPUTS),
                   workspace.data_ptr() if workspace is not None else None, *shape, strip_n,
                   torch.cuda.current_stream().cuda_stream)
 
@@ -222,6 +228,28 @@ def bench_shape(shape, lib, args, flush, bw, rate):
                 run_strip = lambda i, g=strip, ws=ws: lib.forward("epilogue_fused", sets[i], outs, ws, shape, True, g)
                 add_row(f"{variant}@strip={strip}", run_strip, checked(run_strip))
 
+    # Other builds of the library: the same kernel entry point, same packed weight and outputs.
+    for spec, checked_row in [(c, True) for c in args.compare_lib] + [(c, False) for c in args.diagnostic_lib]:
+        label, path = spec.split("=", 1)
+        other = OverlapLib(path)
+        key = f"epilogue_fused[{label}]"
+        for st in sets:
+            st["packed"][key] = torch.empty(d * ld, device="cuda", dtype=torch.bfloat16)
+            other.pack("epilogue_fused", st, shape, key)
+        try:
+            ws_bytes = other.workspace_bytes("epilogue_fused", shape, True)
+        except RuntimeError as e:
+            entry["rows"].append({"name": f"epilogue_fused[{label}]", "error": str(e)})
+            continue
+        ws = torch.empty(ws_bytes, dtype=torch.uint8, device="cuda") if ws_bytes else None
+        workspaces.append(ws)
+        run = lambda i, other=other, ws=ws, key=key: other.forward("epilogue_fused", sets[i], outs, ws, shape, True,
+                                                                   key=key)
+        if checked_row:
+            add_row(f"epilogue_fused[{label}]", run, checked(run))
+        else:
+            add_row(f"epilogue_fused[{label}, unchecked]", run)
+
     with ClockMonitor() as mon:
         results = time_interleaved([fn for _, fn in timed], INPUT_SETS, args.reps, args.warmup, flush, args.pad_us)
     for (row, _), (med, lo, hi, first, host_us) in zip(timed, results):
@@ -348,6 +376,10 @@ def main():
     ap.add_argument("--shapes", default=None, help="B,T,d,H,dk;... (default: the issue's sweep + reference)")
     ap.add_argument("--strips", default="",
                     help="also time epilogue_fused with these tile orders (column tiles per strip), e.g. 1,11,33")
+    ap.add_argument("--compare-lib", action="append", default=[], metavar="LABEL=PATH",
+                    help="also time epilogue_fused from this build of the C API library (output checked)")
+    ap.add_argument("--diagnostic-lib", action="append", default=[], metavar="LABEL=PATH",
+                    help="as --compare-lib, for builds wrong by design: timed, output not checked")
     ap.add_argument("--pad-us", type=float, default=200.0,
                     help="GPU spin before each timed call, hiding the host's enqueue time (0: none)")
     ap.add_argument("--profile", action="store_true",

@@ -12,12 +12,16 @@
 # order: the tile-order comparison: GPU tests (no sanitizers), the benchmark with epilogue_fused at
 # each strip width in STRIPS (all rows interleaved, SM clock / power sampled), then Nsight
 # Compute's DRAM bytes, L2 hit rate and duration for one call per strip width at NCU_SHAPE.
+# compare: builds of the C API library with other compile flags, timed beside the tree's build in
+# one interleaved benchmark run (COMPARE_SHAPES, default the reference shape and N = 8192):
+#   COMPARE="label:nvcc flags;..." DIAGNOSTIC="label:nvcc flags;..." bash tools/device/projchain_run.sh compare
+# COMPARE builds are output-checked rows; DIAGNOSTIC builds (wrong by design) are timed unchecked.
 set -o pipefail
 what=${1:-all}
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 targets="test_cuda_projchain overlap_projchain_capi"
-[[ $what == ncu || $what == pad ]] && targets=overlap_projchain_capi
+[[ $what == ncu || $what == pad || $what == compare ]] && targets=overlap_projchain_capi
 if ! source tools/device/setup.sh $targets >"$OUT/build.log" 2>&1; then
   tail -30 "$OUT/build.log"; echo "build failed"; exit 1
 fi
@@ -74,6 +78,30 @@ idx = [head.index(w) for w in want if w in head]
 for r in rows[1:]:
     print(" | ".join(r[i][:40] for i in idx))
 PY
+fi
+if [[ $what == compare ]]; then
+  # One build directory per label, built in parallel (each is one CUTLASS translation unit).
+  extra=()
+  pids=()
+  for kind in COMPARE DIAGNOSTIC; do
+    IFS=';' read -ra specs <<<"${!kind:-}"
+    for spec in "${specs[@]}"; do
+      [[ -z $spec ]] && continue
+      label=${spec%%:*} flags=${spec#*:}
+      dir="$B-$label"
+      (cmake -S tools/device/gpu_build -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_FLAGS="$flags" \
+         >"$OUT/build_$label.log" 2>&1 && ninja -C "$dir" -j 4 overlap_projchain_capi >>"$OUT/build_$label.log" 2>&1) &
+      pids+=($!)
+      [[ $kind == COMPARE ]] && extra+=(--compare-lib "$label=$dir/cuda/projchain/liboverlap_projchain_capi.so")
+      [[ $kind == DIAGNOSTIC ]] && extra+=(--diagnostic-lib "$label=$dir/cuda/projchain/liboverlap_projchain_capi.so")
+    done
+  done
+  for p in "${pids[@]}"; do wait "$p" || { echo "a compare build failed"; tail -20 "$OUT"/build_*.log; exit 1; }; done
+  echo "built ${#pids[@]} extra libraries"
+  PYTHONUNBUFFERED=1 python3 bench/gpu/bench_projchain.py --lib "$B/cuda/projchain/liboverlap_projchain_capi.so" \
+    --out "$OUT/bench_compare.json" --variants "${VARIANTS:-epilogue_fused}" \
+    --shapes "${COMPARE_SHAPES:-8,4096,2048,16,128;4,2048,2048,16,128}" "${extra[@]}" ${BENCH_ARGS:-} 2>&1 |
+    tee "$OUT/bench_compare.log" | grep -v Warning || status=1
 fi
 if [[ $what == ncu ]]; then
   LIB="$B/cuda/projchain/liboverlap_projchain_capi.so"
