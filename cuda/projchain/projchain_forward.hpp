@@ -62,7 +62,9 @@ struct ProjchainDeviceArgs {
 // packed_weight_ld: TMA needs 16-byte strides; only the stride is padded, with zeros the GEMM
 // reads but the epilogue never stores, never the problem). Its layout depends on the variant:
 //   wide_gemm        [d, ld], row-major as the weights are stored (cuBLAS's operand)
-//   epilogue_fused   [ld, d], transposed (the CUTLASS kernel's K-major B operand)
+//   epilogue_fused   [ld, d], transposed (the CUTLASS kernel's K-major B operand), the q|k|v|g
+//                    columns permuted inside 16-column blocks for the epilogue's stores
+//                    (projchain_fused_columns.hpp)
 std::int64_t packed_weight_ld(const ProjchainShape& shape);
 std::size_t packed_weight_bytes(const ProjchainShape& shape);
 

@@ -13,8 +13,10 @@
 // squares is a thread-local sum plus two xor-shuffles (lanes 1 and 2 apart).
 //
 // No shared memory and no TMA store: each thread writes its bf16 values directly, 8 bytes at a
-// time after one shuffle with its quad neighbour (a quad then fills a 32-byte sector per row).
-// That keeps the whole shared memory for mainloop stages.
+// time (a quad then fills a 32-byte sector per row). That keeps the whole shared memory for
+// mainloop stages. The packed weight's q|k|v|g columns are permuted inside 16-column blocks
+// (projchain_fused_columns.hpp) so that the four values a lane holds per block are four
+// adjacent output columns: no data exchange between lanes before the store.
 //
 // Three paths, chosen once per tile. A tile inside one of q, k, v, g (every tile but the last
 // when 256 divides H·dk) runs straight-line code: fixed output, compile-time column offsets,
@@ -26,6 +28,8 @@
 #include <cuda_bf16.h>
 
 #include "common/cutlass_register_epilogue.hpp"
+#include "common/fast_math.cuh"
+#include "projchain/projchain_fused_columns.hpp"
 
 namespace overlap::cuda::projchain_fused {
 
@@ -96,8 +100,9 @@ class ProjchainEpilogue : public cutlass_sm90::RegisterEpilogueInterface<Projcha
     if (n_tile0 >= 4 * HD && col0 < 8) {
       store_alpha(acc, crd, M, n_tile0 - 4 * HD, col0);
     } else if (uniform) {
+      const int lane_col = 2 * col0;  // lane t's four columns in each 16-column block start at 4t
       __nv_bfloat16* const out = (seg == 0 ? params_.q : seg == 1 ? params_.k : seg == 2 ? params_.v : params_.g) +
-                                 (n_tile0 - seg * HD) + col0;
+                                 (n_tile0 - seg * HD) + lane_col;
       if (seg == 1) store_uniform<1>(acc, crd, out, M, HD);
       else if (seg == 3) store_uniform<3>(acc, crd, out, M, HD);
       else store_uniform<0>(acc, crd, out, M, HD);
@@ -108,7 +113,7 @@ class ProjchainEpilogue : public cutlass_sm90::RegisterEpilogueInterface<Projcha
 
  private:
   static CUTLASS_DEVICE float sigmoid(float a) { return __fdividef(1.0f, 1.0f + __expf(-a)); }
-  static CUTLASS_DEVICE float silu(float a) { return __fdividef(a, 1.0f + __expf(-a)); }
+  static CUTLASS_DEVICE float silu(float a) { return silu_fast(a); }
   // 1 / max(‖x‖, 1e-12) as rsqrt(max(‖x‖², 1e-24)): a zero head is scaled by 1e12 and stays 0.
   static CUTLASS_DEVICE float inverse_norm(float sum_sq) { return rsqrtf(fmaxf(sum_sq, 1e-24f)); }
 
@@ -145,23 +150,20 @@ class ProjchainEpilogue : public cutlass_sm90::RegisterEpilogueInterface<Projcha
         for (int q = 0; q < 4; ++q)
           inv[q] = inverse_norm(params_.dk == 64 ? sum[q] : sum[q & 2] + sum[(q & 2) + 1]);
       }
-      // Lanes t and t^1 of a quad swap one bf16 pair per two, so that each stores 8 bytes:
-      // even t columns 16q+2t .. 16q+2t+3, odd t columns 16q+8+2(t-1) .. +3 (in tile terms).
-      // A warp's store then fills whole 32-byte sectors (8 rows x 32 bytes) with half as many
-      // instructions: the 4-byte stores half-filled every sector and stalled the consumer
-      // warps on the store queue (lg_throttle, Nsight Compute). Every lane shuffles, whatever
-      // its row; only the store is predicated.
-      const bool odd = (threadIdx.x & 1) != 0;
+      // Lane t's accumulator columns 2t, 2t+1, 2t+8, 2t+9 of each 16-column block hold output
+      // columns 4t .. 4t+3 (the packed column order): one 8-byte store, and a warp's store
+      // fills whole 32-byte sectors (8 rows x 32 bytes). 4-byte stores half-filled every sector
+      // and stalled the consumer warps on the store queue (lg_throttle, Nsight Compute); the
+      // previous version swapped words between neighbour lanes instead of permuting the weight
+      // (a shuffle and three selects per four values: 1.0% slower at the reference shape and
+      // 0.6% at N = 8192, docs/results/projchain_h100.md).
       CUTLASS_PRAGMA_UNROLL
       for (int c = 0; c < size<1>(acc); c += 4) {
         const int offset = int(get<1>(crd(r, c)) - get<1>(crd(r, 0)));  // 16q; c + 2 is 8 further
-        const uint32_t w0 = activate_pair<kSeg>(acc(r, c), acc(r, c + 1), inv[offset / 64]);
-        const uint32_t w1 = activate_pair<kSeg>(acc(r, c + 2), acc(r, c + 3), inv[(offset + 8) / 64]);
-        const uint32_t recv = __shfl_xor_sync(0xffffffffu, odd ? w0 : w1, 1);
         uint2 both;
-        both.x = odd ? recv : w0;
-        both.y = odd ? w1 : recv;
-        if (row < M) *reinterpret_cast<uint2*>(out + row * HD + offset + (odd ? 6 : 0)) = both;
+        both.x = activate_pair<kSeg>(acc(r, c), acc(r, c + 1), inv[offset / 64]);
+        both.y = activate_pair<kSeg>(acc(r, c + 2), acc(r, c + 3), inv[(offset + 8) / 64]);
+        if (row < M) *reinterpret_cast<uint2*>(out + row * HD + offset) = both;
       }
     }
   }
@@ -237,7 +239,8 @@ class ProjchainEpilogue : public cutlass_sm90::RegisterEpilogueInterface<Projcha
         const float a0 = acc(r, c), a1 = acc(r, c + 1);
         if (col < 4 * HD) {
           const int seg = int(col >= HD) + int(col >= 2 * HD) + int(col >= 3 * HD);
-          const int64_t offset = row * HD + (col - seg * HD);
+          // The pair's output columns (the packed order, projchain_fused_columns.hpp).
+          const int64_t offset = row * HD + (int(projchain::fused_source_column(col, 4 * HD)) - seg * HD);
           float y0 = a0, y1 = a1;
           __nv_bfloat16* out = params_.q;
           if (seg == 1) {

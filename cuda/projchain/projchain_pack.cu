@@ -1,12 +1,14 @@
 // Packing the five weights for epilogue_fused: transposed into [ldw, d], so the GEMM reads its
-// B operand K-major (the layout wgmma and TMA are fastest with). A model does this once at
-// load time; a 32x32 tile transpose through shared memory keeps both the reads and the writes
-// coalesced.
+// B operand K-major (the layout wgmma and TMA are fastest with), with the q|k|v|g columns in the
+// epilogue's order (projchain_fused_columns.hpp). A model does this once at load time; a 32x32
+// tile transpose through shared memory keeps both the reads and the writes coalesced (the
+// column order only permutes inside 32-byte sectors).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "projchain/projchain_fused_columns.hpp"
 #include "projchain/projchain_launch.hpp"
 
 namespace overlap::cuda::projchain_launch {
@@ -18,9 +20,9 @@ __global__ void __launch_bounds__(kTile * 8) pack_transposed_kernel(PackSources 
   __shared__ __nv_bfloat16 tile[kTile][kTile + 1];  // +1: no bank conflicts on the transposed read
   const std::int64_t HD = s.H * s.dk, wide = 4 * HD + s.H;
   const std::int64_t k0 = std::int64_t(blockIdx.x) * kTile, n0 = std::int64_t(blockIdx.y) * kTile;
-  // Read rows k of the weights (columns n contiguous).
+  // Read rows k of the weights (columns n contiguous, permuted inside 16-column blocks).
   for (int i = threadIdx.y; i < kTile; i += 8) {
-    const std::int64_t k = k0 + i, n = n0 + threadIdx.x;
+    const std::int64_t k = k0 + i, n = projchain::fused_source_column(n0 + threadIdx.x, 4 * HD);
     __nv_bfloat16 v = __float2bfloat16(0.0f);
     if (k < s.d && n < wide) {
       const int seg = n < 4 * HD ? static_cast<int>(n / HD) : 4;

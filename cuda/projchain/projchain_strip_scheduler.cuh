@@ -12,6 +12,7 @@
 // Everything except the tile index mapping is PersistentTileSchedulerSm90's (static persistent
 // schedule: CTA i takes tiles i, i + grid, ...). The clusters lie along M, so a cluster's CTAs
 // take consecutive row tiles of the same column tile (they share the weight tile by multicast).
+#include <cutlass/fast_math.h>
 #include <cutlass/gemm/kernel/tile_scheduler.hpp>
 
 namespace overlap::cuda::projchain_fused {
@@ -25,8 +26,17 @@ class StripScheduler : public cutlass::gemm::kernel::detail::PersistentTileSched
   struct Arguments : Base::Arguments {
     int strip_n = 1;  // column tiles per strip (>= 1)
   };
+  // The mapping's divisors, fixed per launch. The consumer warps map a tile index between two
+  // tiles, while the tensor cores wait: with 64-bit divisions there (about 100 instructions per
+  // tile, stalled on conversion and reciprocal latencies, Nsight Compute) the kernel was 1.1%
+  // slower at N = 8192 and 32768 (docs/results/projchain_h100.md). FastDivmod divides by a
+  // multiply-high. Tile indices fit in 32 bits (fused_gemm_check refuses more tiles).
   struct Params : Base::Params {
-    uint32_t strip_n_ = 1;
+    cutlass::FastDivmod cluster_ctas_;    // CTAs per cluster (along M)
+    cutlass::FastDivmod strip_clusters_;  // clusters in one strip: cluster rows x strip width
+    cutlass::FastDivmod strip_width_;     // column tiles of a full strip
+    cutlass::FastDivmod last_width_;      // column tiles of the last strip (narrower or equal)
+    int last_first_n_ = 0;                // the last strip's first column tile
   };
 
   template <class ProblemShapeMNKL, class TileShape, class ClusterShape>
@@ -43,7 +53,14 @@ class StripScheduler : public cutlass::gemm::kernel::detail::PersistentTileSched
     static_cast<Base::Params&>(p) = Base::to_underlying_arguments(
         problem_shape_mnkl, tile_shape, cluster_shape, hw_info, base_args, workspace, epilogue_subtile,
         ktile_start_alignment);
-    p.strip_n_ = static_cast<uint32_t>(args.strip_n < 1 ? 1 : args.strip_n);
+    const int strip_n = args.strip_n < 1 ? 1 : args.strip_n;
+    const int tiles_n = static_cast<int>(p.problem_tiles_n_);
+    const int width = strip_n < tiles_n ? strip_n : tiles_n;
+    p.last_first_n_ = (tiles_n - 1) / width * width;
+    p.cluster_ctas_ = cutlass::FastDivmod(static_cast<int>(p.cluster_shape_m_));
+    p.strip_clusters_ = cutlass::FastDivmod(static_cast<int>(p.problem_tiles_m_) * width);
+    p.strip_width_ = cutlass::FastDivmod(width);
+    p.last_width_ = cutlass::FastDivmod(tiles_n - p.last_first_n_);
     return p;
   }
 
@@ -62,7 +79,13 @@ class StripScheduler : public cutlass::gemm::kernel::detail::PersistentTileSched
 
   CUTLASS_HOST_DEVICE StripScheduler() {}
 
-  CUTLASS_DEVICE explicit StripScheduler(Params const& params) : Base(params), strip_n_(params.strip_n_) {
+  CUTLASS_DEVICE explicit StripScheduler(Params const& params)
+      : Base(params),
+        cluster_ctas_(params.cluster_ctas_),
+        strip_clusters_(params.strip_clusters_),
+        strip_width_(params.strip_width_),
+        last_width_(params.last_width_),
+        last_first_n_(params.last_first_n_) {
 #if defined(__CUDA_ARCH__)
     linear_idx_ = uint64_t(blockIdx.x) + uint64_t(blockIdx.y) * uint64_t(gridDim.x);  // AlongN grid
     grid_size_ = uint64_t(gridDim.x) * uint64_t(gridDim.y) * uint64_t(gridDim.z);
@@ -102,23 +125,19 @@ class StripScheduler : public cutlass::gemm::kernel::detail::PersistentTileSched
   CUTLASS_DEVICE WorkTileInfo work_for_linear_idx(uint64_t linear_idx) const {
     const Base::Params& p = scheduler_params;
     if (linear_idx >= p.blocks_per_problem_) return WorkTileInfo::invalid_work_tile();
-    const uint64_t cluster_m = p.cluster_shape_m_;
-    const uint64_t cluster_id = linear_idx / cluster_m;
-    const uint64_t clusters_m = p.problem_tiles_m_, tiles_n = p.problem_tiles_n_;
-    const uint64_t strip_clusters = clusters_m * strip_n_;
-    const uint64_t strip = cluster_id / strip_clusters;
-    const uint64_t in_strip = cluster_id - strip * strip_clusters;
-    const uint64_t first_n = strip * strip_n_;
-    const uint64_t width = tiles_n - first_n < strip_n_ ? tiles_n - first_n : strip_n_;
-    const uint64_t row = in_strip / width;
-    const uint64_t cta_m_in_cluster = cute::block_id_in_cluster().x;
-    return {static_cast<int32_t>(row * cluster_m + cta_m_in_cluster),
-            static_cast<int32_t>(first_n + in_strip - row * width), 0, true};
+    int cluster_id, cta_rank, strip, in_strip, row, col;
+    cluster_ctas_(cluster_id, cta_rank, static_cast<int>(linear_idx));
+    strip_clusters_(strip, in_strip, cluster_id);
+    const int first_n = strip * strip_width_.divisor;
+    if (first_n == last_first_n_) last_width_(row, col, in_strip);
+    else strip_width_(row, col, in_strip);
+    return {row * cluster_ctas_.divisor + static_cast<int>(cute::block_id_in_cluster().x), first_n + col, 0, true};
   }
 
   uint64_t linear_idx_ = 0;
   uint64_t grid_size_ = 0;
-  uint64_t strip_n_ = 1;
+  cutlass::FastDivmod cluster_ctas_, strip_clusters_, strip_width_, last_width_;
+  int last_first_n_ = 0;
 };
 
 }  // namespace overlap::cuda::projchain_fused
