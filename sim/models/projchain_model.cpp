@@ -93,9 +93,11 @@ std::vector<KernelSpec> build(Variant v, const HardwareProfile& hw, const ShapeA
     case Variant::ClusterFused: {
       GemmSpec g = gemm_spec(hw, v, v == Variant::EpilogueFused ? "projchain_fused_gemm" : "projchain_cluster_gemm", d, wide);
       // Per output element, averaged over the slices: conversion, k's square-sum + scale
-      // (1/4 of columns), silu on g and sigmoid on alpha (exp + reciprocal on the SFU).
+      // (1/4 of columns), silu on g (1/4 of columns: one hardware tanh on the SFU, as the
+      // kernel's silu_fast in cuda/common/fast_math.cuh) and one rsqrt per head of k. alpha's
+      // H columns (0.2% of them at the reference shape) are left out.
       g.epilogue_fma_per_element = 1 + 0.25 * 3 + 0.25 * 3;
-      g.epilogue_sfu_per_element = 0.25 * 2 + 0.25 / double(d.dk);
+      g.epilogue_sfu_per_element = 0.25 * 1 + 0.25 / double(d.dk);
       // The per-head norm reduces across the warps holding the head: one CTA barrier per
       // tile, or a cluster barrier + DSMEM exchange when a head spans the cluster.
       g.epilogue_sync_ns_per_tile =
