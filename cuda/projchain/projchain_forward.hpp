@@ -65,6 +65,8 @@ struct ProjchainDeviceArgs {
 //   epilogue_fused   [ld, d], transposed (the CUTLASS kernel's K-major B operand), the q|k|v|g
 //                    columns permuted inside 16-column blocks for the epilogue's stores
 //                    (projchain_fused_columns.hpp)
+// The layout is internal to one build: pack with the same build that runs the forward (a weight
+// packed by a build before session 5's column order gives wrong outputs, with no error).
 std::int64_t packed_weight_ld(const ProjchainShape& shape);
 std::size_t packed_weight_bytes(const ProjchainShape& shape);
 

@@ -100,7 +100,8 @@ class ProjchainEpilogue : public cutlass_sm90::RegisterEpilogueInterface<Projcha
     if (n_tile0 >= 4 * HD && col0 < 8) {
       store_alpha(acc, crd, M, n_tile0 - 4 * HD, col0);
     } else if (uniform) {
-      const int lane_col = 2 * col0;  // lane t's four columns in each 16-column block start at 4t
+      // Lane t's four output columns in each 16-column block start at 4t (col0 = 2t).
+      const int lane_col = projchain::fused_output_column_in_block(col0);
       __nv_bfloat16* const out = (seg == 0 ? params_.q : seg == 1 ? params_.k : seg == 2 ? params_.v : params_.g) +
                                  (n_tile0 - seg * HD) + lane_col;
       if (seg == 1) store_uniform<1>(acc, crd, out, M, HD);
@@ -126,8 +127,9 @@ class ProjchainEpilogue : public cutlass_sm90::RegisterEpilogueInterface<Projcha
   }
 
   // kSeg 0: identity (q or v), 1: k (per-head l2norm), 3: g (silu). `out` points at this
-  // thread's first column of row 0 of the output; each element's column is that plus a
-  // compile-time offset (the accumulator layout is static), so stores use immediate offsets.
+  // lane's first output column (4t of the tile's first 16-column block) in row 0; each block's
+  // columns are that plus a compile-time offset (the accumulator layout is static), so stores
+  // use immediate offsets.
   // The 64-column quarter of an element is then offset / 64 when the first column is below 8
   // (the caller checks): k's sums are kept per quarter and combined per head (dk = 64 or 128).
   template <int kSeg, class Acc, class Crd>
@@ -161,8 +163,9 @@ class ProjchainEpilogue : public cutlass_sm90::RegisterEpilogueInterface<Projcha
       for (int c = 0; c < size<1>(acc); c += 4) {
         const int offset = int(get<1>(crd(r, c)) - get<1>(crd(r, 0)));  // 16q; c + 2 is 8 further
         uint2 both;
-        both.x = activate_pair<kSeg>(acc(r, c), acc(r, c + 1), inv[offset / 64]);
-        both.y = activate_pair<kSeg>(acc(r, c + 2), acc(r, c + 3), inv[(offset + 8) / 64]);
+        const float block_inv = inv[offset / 64];  // a 16-column block lies inside one quarter
+        both.x = activate_pair<kSeg>(acc(r, c), acc(r, c + 1), block_inv);
+        both.y = activate_pair<kSeg>(acc(r, c + 2), acc(r, c + 3), block_inv);
         if (row < M) *reinterpret_cast<uint2*>(out + row * HD + offset) = both;
       }
     }
@@ -233,6 +236,8 @@ class ProjchainEpilogue : public cutlass_sm90::RegisterEpilogueInterface<Projcha
 
       // Pairs of adjacent columns (c, c+1) sit in one thread: q, k, v, g segments have even
       // widths and even starts, so a pair never straddles two of them and stores as bf16x2.
+      // The packed column order keeps a pair adjacent: it maps even column 2j to an even
+      // column and 2j + 1 to the one after it.
       CUTLASS_PRAGMA_UNROLL
       for (int c = 0; c < size<1>(acc); c += 2) {
         const int col = int(get<1>(crd(r, c)));

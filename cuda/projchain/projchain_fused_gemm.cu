@@ -116,7 +116,10 @@ const char* fused_gemm_check(const FusedProblem& p) {
     return "fused GEMM: d and the packed weight's stride must be multiples of 8 elements (TMA)";
   if (p.dk != 64 && p.dk != 128) return "fused GEMM: dk must be 64 or 128 (whole heads in the 256-wide tile)";
   if (p.strip_n < 1) return "fused GEMM: the tile order's strip width must be at least 1 column tile";
-  const std::int64_t tiles = (p.M + kTiling.tile_m - 1) / kTiling.tile_m * ((p.ldw + kTiling.tile_n - 1) / kTiling.tile_n);
+  // The tile order's index is 32-bit; CUTLASS rounds the row tiles up to whole clusters.
+  const std::int64_t row_tiles = (p.M + kTiling.tile_m - 1) / kTiling.tile_m;
+  const std::int64_t tiles = (row_tiles + kTiling.cluster_size - 1) / kTiling.cluster_size * kTiling.cluster_size *
+                             ((p.ldw + kTiling.tile_n - 1) / kTiling.tile_n);
   if (tiles > 0x7fffffff) return "fused GEMM: more than 2^31 - 1 output tiles (the tile order's index is 32-bit)";
   return FusedGemm::check(p);
 }

@@ -28,7 +28,7 @@ const char* sigmoid(const Slice& s, CUstream_st* stream);
 // The epilogue-fused GEMM: [q|k|v|g|alpha] = activations(x · w_packed).
 struct FusedProblem {
   const void* x;         // bf16 [M, d]
-  const void* w_packed;  // bf16 [ldw, d]: the packed weight, transposed
+  const void* w_packed;  // bf16 [ldw, d]: the packed weight, transposed, in the epilogue's column order
   void* q;
   void* k;
   void* v;
@@ -40,7 +40,9 @@ struct FusedProblem {
   int strip_n = 1;
 };
 
-// Transposes the five weights into w_packed [ldw, d] (rows past 4·H·dk + H zeroed).
+// Transposes the five weights into w_packed [ldw, d] (rows past 4·H·dk + H zeroed), the q|k|v|g
+// rows permuted inside 16-row blocks (projchain_fused_columns.hpp; needs 16 | H·dk, true for the
+// dk = 64 and 128 that epilogue_fused takes).
 struct PackSources {
   const void* w[5];      // W_q, W_k, W_v, W_g [d, H·dk]; W_alpha [d, H]
   std::int64_t d, H, dk, ldw;

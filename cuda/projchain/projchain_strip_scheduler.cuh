@@ -53,6 +53,7 @@ class StripScheduler : public cutlass::gemm::kernel::detail::PersistentTileSched
     static_cast<Base::Params&>(p) = Base::to_underlying_arguments(
         problem_shape_mnkl, tile_shape, cluster_shape, hw_info, base_args, workspace, epilogue_subtile,
         ktile_start_alignment);
+    // Positive sizes only (fused_gemm_check refuses the others), so no divisor below is 0.
     const int strip_n = args.strip_n < 1 ? 1 : args.strip_n;
     const int tiles_n = static_cast<int>(p.problem_tiles_n_);
     const int width = strip_n < tiles_n ? strip_n : tiles_n;
@@ -125,8 +126,8 @@ class StripScheduler : public cutlass::gemm::kernel::detail::PersistentTileSched
   CUTLASS_DEVICE WorkTileInfo work_for_linear_idx(uint64_t linear_idx) const {
     const Base::Params& p = scheduler_params;
     if (linear_idx >= p.blocks_per_problem_) return WorkTileInfo::invalid_work_tile();
-    int cluster_id, cta_rank, strip, in_strip, row, col;
-    cluster_ctas_(cluster_id, cta_rank, static_cast<int>(linear_idx));
+    const int cluster_id = cluster_ctas_.div(static_cast<int>(linear_idx));
+    int strip, in_strip, row, col;
     strip_clusters_(strip, in_strip, cluster_id);
     const int first_n = strip * strip_width_.divisor;
     if (first_n == last_first_n_) last_width_(row, col, in_strip);
