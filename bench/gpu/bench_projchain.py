@@ -228,18 +228,19 @@ def bench_shape(shape, lib, args, flush, bw, rate):
                 run_strip = lambda i, g=strip, ws=ws: lib.forward("epilogue_fused", sets[i], outs, ws, shape, True, g)
                 add_row(f"{variant}@strip={strip}", run_strip, checked(run_strip))
 
-    # Other builds of the library: the same kernel entry point, same packed weight and outputs.
+    # Other builds of the library: the same kernel entry point and outputs; each build packs its
+    # own weight (the packed layout may differ between builds).
     for spec, checked_row in [(c, True) for c in args.compare_lib] + [(c, False) for c in args.diagnostic_lib]:
         label, path = spec.split("=", 1)
         other = OverlapLib(path)
         key = f"epilogue_fused[{label}]"
-        for st in sets:
-            st["packed"][key] = torch.empty(d * ld, device="cuda", dtype=torch.bfloat16)
-            other.pack("epilogue_fused", st, shape, key)
         try:
+            for st in sets:
+                st["packed"][key] = torch.empty(d * other.packed_ld(shape), device="cuda", dtype=torch.bfloat16)
+                other.pack("epilogue_fused", st, shape, key)
             ws_bytes = other.workspace_bytes("epilogue_fused", shape, True)
         except RuntimeError as e:
-            entry["rows"].append({"name": f"epilogue_fused[{label}]", "error": str(e)})
+            entry["rows"].append({"name": key, "error": str(e)})
             continue
         ws = torch.empty(ws_bytes, dtype=torch.uint8, device="cuda") if ws_bytes else None
         workspaces.append(ws)

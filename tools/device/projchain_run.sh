@@ -87,6 +87,7 @@ if [[ $what == compare ]]; then
     IFS=';' read -ra specs <<<"${!kind:-}"
     for spec in "${specs[@]}"; do
       [[ -z $spec ]] && continue
+      [[ $spec == *:* ]] || { echo "$kind: '$spec' is not label:flags"; exit 1; }
       label=${spec%%:*} flags=${spec#*:}
       dir="$B-$label"
       (cmake -S tools/device/gpu_build -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_FLAGS="$flags" \
