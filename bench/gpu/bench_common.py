@@ -3,11 +3,14 @@ and the two hardware ceilings a floor is computed from (device-to-device copy ba
 large bf16 matmul's rate), measured in the same run as the kernels they judge.
 
     from bench_common import l2_flush_buffer, time_calls, copy_bandwidth, tensor_rate, rel_error
+    from bench_common import time_interleaved, ClockMonitor   # rows compared at the same clocks
 """
 import ctypes
 import datetime
 import statistics
+import subprocess
 import sys
+import time
 
 import torch
 
@@ -34,6 +37,92 @@ def time_calls(fn, n_sets, reps, warmup, flush):
     torch.cuda.synchronize()
     times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
     return statistics.median(times), min(times), max(times)
+
+
+def time_interleaved(fns, n_sets, reps, warmup, flush, pad_us, block=5):
+    """Per fn: (median ms of its warm calls, min, max, median ms of its first call in a block, median
+    microseconds its host side took to enqueue it). The fns take turns in blocks of `block` calls
+    (the first fn of each round rotates), the L2 flushed and CUDA events around each call, calls
+    rotating over n_sets input sets.
+    Why interleaved: timing the rows one after the other compared them at different clocks; under
+    the H100's power cap (throttle reason "SW power cap") single clock samples taken during the rows
+    of one run ranged from 1500 to 1920 MHz, and cuBLAS's wide GEMM timed on each input set in turn
+    took 1450, then 1552, then 1648 us (median of 15 calls each, reference shape).
+    Why blocks: a call right after another implementation's was slower than the same call repeated
+    (epilogue_fused at N = 2048: 110-112 us after wide_gemm, 102-106 us after itself, L2 flushed
+    both times; plausibly its instructions no longer cached), so one call per turn made a row's
+    time depend on its neighbour in the list. The first call of each block is reported apart.
+    pad_us: a GPU spin of that long after the flush and before the start event, so the GPU is still
+    busy when the host has enqueued the call: the window between the events then holds the call's
+    GPU work only, not the host's enqueue time."""
+    pad_cycles = int(pad_us * 2000)  # GPU clock cycles at 2 GHz, about the H100's top SM clock
+    for i in range(warmup):
+        for fn in fns:
+            fn(i % n_sets)
+    torch.cuda.synchronize()
+    rounds = max(1, reps // block)
+    events = [[[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(block)]
+               for _ in fns] for _ in range(rounds)]
+    host = [[] for _ in fns]
+    for r in range(rounds):
+        for j in range(len(fns)):
+            k = (j + r) % len(fns)
+            for b in range(block):
+                flush.zero_()
+                if pad_cycles:
+                    torch.cuda._sleep(pad_cycles)
+                events[r][k][b][0].record()
+                t0 = time.perf_counter()
+                fns[k]((r * block + b) % n_sets)
+                host[k].append((time.perf_counter() - t0) * 1e6)
+                events[r][k][b][1].record()
+    torch.cuda.synchronize()
+    out = []
+    for k in range(len(fns)):
+        t = [[events[r][k][b][0].elapsed_time(events[r][k][b][1]) for b in range(block)] for r in range(rounds)]
+        warm = [x for per in t for x in per[1:]] or [per[0] for per in t]
+        first = [per[0] for per in t]
+        out.append((statistics.median(warm), min(warm), max(warm), statistics.median(first),
+                    statistics.median(host[k])))
+    return out
+
+
+class ClockMonitor:
+    """Samples the SM clock, power and active throttle reasons with nvidia-smi every 20 ms while
+    a shape's rows are timed, so a slow run can be told apart from a slowed-down GPU."""
+
+    QUERY = "clocks.sm,power.draw,clocks_throttle_reasons.active"
+
+    def __enter__(self):
+        try:
+            self.proc = subprocess.Popen(["nvidia-smi", f"--query-gpu={self.QUERY}", "--format=csv,noheader,nounits",
+                                          "-lms", "20", "-i", str(torch.cuda.current_device())],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            self.proc = None
+        time.sleep(0.3)  # nvidia-smi's first sample
+        return self
+
+    def __exit__(self, *exc):
+        self.summary = None
+        if self.proc is None:
+            return False
+        self.proc.terminate()
+        out, _ = self.proc.communicate()
+        clocks, powers, reasons = [], [], set()
+        for line in out.splitlines():
+            parts = [p.strip() for p in line.split(",")]
+            try:
+                clocks.append(float(parts[0]))
+                powers.append(float(parts[1]))
+                reasons.add(parts[2])
+            except (ValueError, IndexError):
+                continue
+        if clocks:
+            self.summary = {"samples": len(clocks), "sm_clock_mhz_min": min(clocks),
+                            "sm_clock_mhz_median": statistics.median(clocks), "sm_clock_mhz_max": max(clocks),
+                            "power_w_max": max(powers), "throttle_reasons": sorted(reasons)}
+        return False
 
 
 def copy_bandwidth(flush):

@@ -11,7 +11,10 @@ with tl.associative_scan over 64-step blocks). Hardware floors from this run: th
 must move (x and W read, y written, bf16) over the measured device-to-device copy bandwidth,
 and the projection's FLOPs over the measured bf16 tensor rate (an 8192^3 torch.matmul).
 Timing: warm-up, CUDA events around each call, L2 flushed (256 MB write) before each call,
-median of many calls, rotating over several random input sets (never zeros). Before timing,
+median of many calls, rotating over several random input sets (never zeros). The rows of a shape
+take turns (bench_common.time_interleaved: 5 calls each, the first call of each turn reported
+apart, a GPU spin before each call), so they are compared at the same GPU clocks; the SM clock
+is sampled meanwhile. full_fused (tens of ms per call) is timed on its own. Before timing,
 every implementation's y is compared with a float64 reference of the same inputs (relative
 Frobenius error); above 1e-2 or with any NaN it is reported and not timed.
 chunk_fused reads W packed once per input set before timing (overlap_linrnn_pack_weight, what a
@@ -27,7 +30,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import call_capi, rel_error, start_report, time_calls  # noqa: E402
+from bench_common import ClockMonitor, call_capi, rel_error, start_report, time_calls, time_interleaved  # noqa: E402
 
 SHAPES = [(4, 2048, 256, 64), (16, 2048, 256, 64), (8, 4096, 1024, 1024)]
 VARIANTS = ["three_kernel", "semi_fused", "full_fused", "chunk_fused", "chunk_fused+pack"]
@@ -142,6 +145,8 @@ def main():
     ap.add_argument("--shapes", default=None, help="B,T,d,dv;... (default: the issue's three)")
     ap.add_argument("--slow-reps", type=int, default=5, help="reps for full_fused (tens of ms per call)")
     ap.add_argument("--no-peers", action="store_true", help="our kernels only (e.g. under a profiler)")
+    ap.add_argument("--pad-us", type=float, default=200.0,
+                    help="GPU spin before each timed call, hiding the host's enqueue time (0: none)")
     args = ap.parse_args()
 
     lib = OverlapLib(args.lib)
@@ -170,11 +175,13 @@ def main():
         def gemm(i):
             torch.matmul(sets[i][0].view(B * T, d), sets[i][1], out=projs[i])
 
-        ms = time_calls(gemm, INPUT_SETS, args.reps, args.warmup, flush)
-        entry["rows"].append({"name": "cublas_gemm_alone", "ms": ms[0], "min_ms": ms[1], "max_ms": ms[2]})
+        timed = [({"name": "cublas_gemm_alone"}, gemm)]  # (row, fn): timed together below
+        entry["rows"].append(timed[0][0])
         peer_scan_here = None if args.no_peers else peer_scan
 
-        def check_and_time(name, run, reps):
+        def check_and_time(name, run, alone_reps=None):
+            """Checks y; a passing row joins the interleaved timing, or with alone_reps is timed on
+            its own now (full_fused: one of its calls takes as long as hundreds of the others)."""
             row = {"name": name}
             try:
                 for i in range(INPUT_SETS):
@@ -186,9 +193,11 @@ def main():
                     row["error"] = "NaN or unwritten element in y"
                 elif row["rel_error_vs_f64"] > 1e-2:
                     row["error"] = f"y differs from the float64 reference (rel error {row['rel_error_vs_f64']:.2e})"
+                elif alone_reps:
+                    ms = time_calls(run, INPUT_SETS, alone_reps, min(args.warmup, alone_reps), flush)
+                    row.update(ms=ms[0], min_ms=ms[1], max_ms=ms[2], timed_alone=True)
                 else:
-                    ms = time_calls(run, INPUT_SETS, reps, min(args.warmup, reps), flush)
-                    row.update(ms=ms[0], min_ms=ms[1], max_ms=ms[2])
+                    timed.append((row, run))
             except RuntimeError as e:
                 row["error"] = str(e)
             entry["rows"].append(row)
@@ -197,12 +206,13 @@ def main():
             def torch_path(i):
                 gemm(i)
                 peer_scan_here(projs[i], outs[i], B, T, dv)
-            check_and_time("torch_matmul_triton_scan", torch_path, args.reps)
+            check_and_time("torch_matmul_triton_scan", torch_path)
         else:
             entry["rows"].append({"name": "torch_matmul_triton_scan",
                                   "error": "peers off (--no-peers)" if args.no_peers else "Triton unavailable"})
 
         packed = None
+        workspaces = []  # alive until the timing is done
         for impl in variants:
             # "variant[+pack]": +pack = no packed weight given, the call packs W itself.
             variant, _, pack = impl.partition("+")
@@ -214,11 +224,19 @@ def main():
                 entry["rows"].append({"name": impl, "error": str(e)})
                 continue
             ws = torch.zeros(max(ws_bytes, 1), dtype=torch.uint8, device="cuda") if ws_bytes else None
-            check_and_time(impl, lambda i: lib.forward(variant, sets[i][0], sets[i][1],
-                                                       None if pack or packed is None else packed[i], outs[i], ws),
-                           args.slow_reps if variant == "full_fused" else args.reps)
-            del ws
-        del packed
+            workspaces.append(ws)
+            # Bound now (the rows run later): only chunk_fused without "+pack" takes the packed weight.
+            wp = packed if variant == "chunk_fused" and not pack else None
+            run = lambda i, variant=variant, ws=ws, wp=wp: lib.forward(
+                variant, sets[i][0], sets[i][1], None if wp is None else wp[i], outs[i], ws)
+            check_and_time(impl, run, args.slow_reps if variant == "full_fused" else None)
+
+        with ClockMonitor() as mon:
+            results = time_interleaved([fn for _, fn in timed], INPUT_SETS, args.reps, args.warmup, flush, args.pad_us)
+        for (row, _), (med, lo, hi, first, host_us) in zip(timed, results):
+            row.update(ms=med, min_ms=lo, max_ms=hi, first_call_ms=first, host_us=host_us)
+        entry["clocks"] = mon.summary
+        del packed, workspaces
         del outs, projs, sets, refs
         torch.cuda.empty_cache()
         report["shapes"].append(entry)
@@ -236,17 +254,24 @@ def print_table(entry):
     peer = rows.get("torch_matmul_triton_scan", {}).get("ms")
     print(f"\n## B={s['B']} T={s['T']} d={s['d']} dv={s['dv']}  floor {entry['floor_ms'] * 1e3:.1f} us "
           f"(bytes {entry['floor_bytes_ms'] * 1e3:.1f} us, flops {entry['floor_flops_ms'] * 1e3:.1f} us)")
-    print("| implementation | median us | min us | floor/time | time / cuBLAS GEMM | speedup vs torch path | rel err vs f64 |")
-    print("|---|---|---|---|---|---|---|")
+    c = entry.get("clocks")
+    if c:
+        print(f"SM clock during the timed calls: {c['sm_clock_mhz_min']:.0f}-{c['sm_clock_mhz_max']:.0f} MHz "
+              f"(median {c['sm_clock_mhz_median']:.0f}, {c['samples']} samples), power up to {c['power_w_max']:.0f} W, "
+              f"throttle reasons {', '.join(c['throttle_reasons'])}")
+    print("| implementation | median us | min us | floor/time | time / cuBLAS GEMM | speedup vs torch path | rel err vs f64 "
+          "| first call of a turn us |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in entry["rows"]:
         if "ms" not in r:
-            print(f"| {r['name']} | - | - | - | - | - | {r.get('error', '')} |")
+            print(f"| {r['name']} | - | - | - | - | - | {r.get('error', '')} | - |")
             continue
         ms = r["ms"]
         err = r.get("rel_error_vs_f64")
+        first = "timed alone" if r.get("timed_alone") else f"{r['first_call_ms'] * 1e3:.1f}"
         print(f"| {r['name']} | {ms * 1e3:.1f} | {r['min_ms'] * 1e3:.1f} | {entry['floor_ms'] / ms:.2f} | "
               f"{ms / gemm:.2f}x | {(peer / ms) if peer else float('nan'):.2f}x | "
-              f"{'' if err is None else f'{err:.1e}'} |", flush=True)
+              f"{'' if err is None else f'{err:.1e}'} | {first} |", flush=True)
 
 
 if __name__ == "__main__":
