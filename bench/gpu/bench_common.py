@@ -3,7 +3,7 @@ and the two hardware ceilings a floor is computed from (device-to-device copy ba
 large bf16 matmul's rate), measured in the same run as the kernels they judge.
 
     from bench_common import l2_flush_buffer, time_calls, copy_bandwidth, tensor_rate, rel_error
-    from bench_common import time_interleaved, ClockMonitor   # rows compared at the same clocks
+    from bench_common import time_rows, clock_line   # rows compared at the same clocks
 """
 import ctypes
 import datetime
@@ -123,6 +123,25 @@ class ClockMonitor:
                             "sm_clock_mhz_median": statistics.median(clocks), "sm_clock_mhz_max": max(clocks),
                             "power_w_max": max(powers), "throttle_reasons": sorted(reasons)}
         return False
+
+
+def time_rows(timed, n_sets, reps, warmup, flush, pad_us):
+    """Times the (row dict, fn) pairs of one shape interleaved (time_interleaved) while a
+    ClockMonitor samples the GPU; fills each row's ms, min_ms, max_ms, first_call_ms and host_us,
+    and returns the clock summary (None without nvidia-smi)."""
+    with ClockMonitor() as mon:
+        results = time_interleaved([fn for _, fn in timed], n_sets, reps, warmup, flush, pad_us)
+    for (row, _), (med, lo, hi, first, host_us) in zip(timed, results):
+        row.update(ms=med, min_ms=lo, max_ms=hi, first_call_ms=first, host_us=host_us)
+    return mon.summary
+
+
+def clock_line(summary):
+    """One line for people: the SM clock, power and throttle reasons a ClockMonitor saw."""
+    c = summary
+    return (f"SM clock during the timed calls: {c['sm_clock_mhz_min']:.0f}-{c['sm_clock_mhz_max']:.0f} MHz "
+            f"(median {c['sm_clock_mhz_median']:.0f}, {c['samples']} samples), power up to {c['power_w_max']:.0f} W, "
+            f"throttle reasons {', '.join(c['throttle_reasons'])}")
 
 
 def copy_bandwidth(flush):

@@ -30,7 +30,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import ClockMonitor, call_capi, rel_error, start_report, time_calls, time_interleaved  # noqa: E402
+from bench_common import call_capi, clock_line, rel_error, start_report, time_calls, time_rows  # noqa: E402
 
 SHAPES = [(4, 2048, 256, 64), (16, 2048, 256, 64), (8, 4096, 1024, 1024)]
 VARIANTS = ["three_kernel", "semi_fused", "full_fused", "chunk_fused", "chunk_fused+pack"]
@@ -231,11 +231,7 @@ def main():
                 variant, sets[i][0], sets[i][1], None if wp is None else wp[i], outs[i], ws)
             check_and_time(impl, run, args.slow_reps if variant == "full_fused" else None)
 
-        with ClockMonitor() as mon:
-            results = time_interleaved([fn for _, fn in timed], INPUT_SETS, args.reps, args.warmup, flush, args.pad_us)
-        for (row, _), (med, lo, hi, first, host_us) in zip(timed, results):
-            row.update(ms=med, min_ms=lo, max_ms=hi, first_call_ms=first, host_us=host_us)
-        entry["clocks"] = mon.summary
+        entry["clocks"] = time_rows(timed, INPUT_SETS, args.reps, args.warmup, flush, args.pad_us)
         del packed, workspaces
         del outs, projs, sets, refs
         torch.cuda.empty_cache()
@@ -254,11 +250,8 @@ def print_table(entry):
     peer = rows.get("torch_matmul_triton_scan", {}).get("ms")
     print(f"\n## B={s['B']} T={s['T']} d={s['d']} dv={s['dv']}  floor {entry['floor_ms'] * 1e3:.1f} us "
           f"(bytes {entry['floor_bytes_ms'] * 1e3:.1f} us, flops {entry['floor_flops_ms'] * 1e3:.1f} us)")
-    c = entry.get("clocks")
-    if c:
-        print(f"SM clock during the timed calls: {c['sm_clock_mhz_min']:.0f}-{c['sm_clock_mhz_max']:.0f} MHz "
-              f"(median {c['sm_clock_mhz_median']:.0f}, {c['samples']} samples), power up to {c['power_w_max']:.0f} W, "
-              f"throttle reasons {', '.join(c['throttle_reasons'])}")
+    if entry.get("clocks"):
+        print(clock_line(entry["clocks"]))
     print("| implementation | median us | min us | floor/time | time / cuBLAS GEMM | speedup vs torch path | rel err vs f64 "
           "| first call of a turn us |")
     print("|---|---|---|---|---|---|---|---|")

@@ -40,8 +40,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import (ClockMonitor, call_capi, l2_flush_buffer, rel_error, start_report,  # noqa: E402
-                          time_interleaved)
+from bench_common import call_capi, clock_line, l2_flush_buffer, rel_error, start_report, time_rows  # noqa: E402
 
 SHAPES = [(4, 512, 2048, 16, 128), (4, 1024, 2048, 16, 128), (4, 2048, 2048, 16, 128), (4, 4096, 2048, 16, 128),
           (8, 4096, 2048, 16, 128)]
@@ -211,11 +210,7 @@ def bench_shape(shape, lib, args, flush, bw, rate):
         else:
             add_row(f"epilogue_fused[{label}, unchecked]", run)
 
-    with ClockMonitor() as mon:
-        results = time_interleaved([fn for _, fn in timed], INPUT_SETS, args.reps, args.warmup, flush, args.pad_us)
-    for (row, _), (med, lo, hi, first, host_us) in zip(timed, results):
-        row.update(ms=med, min_ms=lo, max_ms=hi, first_call_ms=first, host_us=host_us)
-    entry["clocks"] = mon.summary
+    entry["clocks"] = time_rows(timed, INPUT_SETS, args.reps, args.warmup, flush, args.pad_us)
     del sets, ref, outs, workspaces
     torch.cuda.empty_cache()
     return entry
@@ -258,9 +253,7 @@ def print_table(entry):
           f"tensor {entry['floor_flop_ms'] * 1e3:.1f})")
     c = entry.get("clocks")
     if c:
-        print(f"SM clock during the timed calls: {c['sm_clock_mhz_min']:.0f}-{c['sm_clock_mhz_max']:.0f} MHz "
-              f"(median {c['sm_clock_mhz_median']:.0f}, {c['samples']} samples), power up to {c['power_w_max']:.0f} W, "
-              f"throttle reasons {', '.join(c['throttle_reasons'])}")
+        print(clock_line(c))
     print("| implementation | median us | min-max us | floor/time | TFLOP/s | vs unfused | vs torch_wide_matmul "
           "| max rel err | first call of a block us | host enqueue us |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -6,7 +6,8 @@
 // In the wgmma accumulator layout, lane t of a quad holds columns 2t, 2t+1 and 2t+8, 2t+9 of
 // every 16-column block. Storing those as two 4-byte words half-fills each 32-byte sector per
 // warp instruction; swapping words between neighbour lanes (a shuffle and three selects per
-// four values) to store 8 bytes took about a quarter of the epilogue's instructions. Instead,
+// four values) to store 8 bytes took 128 of the 232 instructions per warp of a q or v tile
+// (Nsight Compute, docs/results/projchain_h100.md). Instead,
 // the packed weight's columns are permuted inside each 16-column block so that the four values
 // lane t holds ARE output columns 4t .. 4t+3: each lane stores them as one 8-byte word, and a
 // warp's store fills whole sectors with no data exchange.
