@@ -28,4 +28,6 @@ fi
 # Only needed where nvcc exists; tools/device/deps.sh unpacks the same wheel on the GPU machine.
 if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
   bash "$(dirname "$0")/fetch_cutlass.sh"
+  # nvdisasm, for the test that checks the model's instruction counts against the kernels' SASS.
+  bash "$(dirname "$0")/fetch_nvdisasm.sh"
 fi

@@ -63,8 +63,8 @@ GlaVariant parse_gla_variant(std::string_view name) {
 std::optional<std::string> gla_cannot_implement(GlaVariant v, const gla::GlaShape& s) {
   const std::string name = gla_variant_name(v);
   if (s.K != 64 && s.K != 128) return name + ": K = " + std::to_string(s.K) + " not supported (K must be 64 or 128)";
-  const gla::Tiling t = gla::tiling_for(v.schedule, v.carry, static_cast<int>(s.K), static_cast<int>(s.V));
-  if (s.V % t.block_v != 0 || s.V > 256)
+  // Every kernel takes V in 64-column blocks (the pingpong fused carry in 64 or 128).
+  if (s.V % 64 != 0 || s.V > 256)
     return name + ": V = " + std::to_string(s.V) + " not supported (V must be 64, 128, 192 or 256)";
   if (s.B < 1 || s.T < 1 || s.H < 1) return name + ": B, T, H must be at least 1";
   if (s.H > 65535 || s.B > 65535) return name + ": H and B must be at most 65535 (grid limits)";
@@ -80,8 +80,7 @@ std::optional<std::string> gla_cannot_implement(GlaVariant v, const gla::GlaShap
       return name + ": needs an sm_90 GPU (TMA, wgmma, setmaxnreg); this one is sm_" + std::to_string(major) +
              std::to_string(minor);
     // One (b, h, v-block) slice per consumer warpgroup: at most 2^31 work units.
-    if (s.B * s.H * (s.V / t.block_v) * ((s.T + t.chunk - 1) / t.chunk) > INT_MAX)
-      return name + ": B * H * V/64 * T/64 too large";
+    if (s.B * s.H * (s.V / 64) * ((s.T + 63) / 64) > INT_MAX) return name + ": B * H * V/64 * T/64 too large";
   }
   return std::nullopt;
 }
@@ -112,6 +111,11 @@ void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, C
   OVERLAP_REQUIRE(options.pingpong_units_per_cta >= 0 && options.pingpong_units_per_cta <= 2,
                   "gla_forward {}: pingpong_units_per_cta must be 0 (by shape), 1 or 2, not {}",
                   gla_variant_name(v), options.pingpong_units_per_cta);
+  OVERLAP_REQUIRE(options.pingpong_block_v == 0 || options.pingpong_block_v == 64 ||
+                      (options.pingpong_block_v == 128 && s.V % 128 == 0),
+                  "gla_forward {}: pingpong_block_v must be 0 (by shape), 64, or 128 where V (= {}) is a multiple "
+                  "of 128, not {}",
+                  gla_variant_name(v), s.V, options.pingpong_block_v);
   OVERLAP_REQUIRE(a.q && a.k && a.v && a.g && a.o, "gla_forward {}: q, k, v, g and o must be device pointers",
                   gla_variant_name(v));
   OVERLAP_REQUIRE(!s.has_h0 || a.h0, "gla_forward {}: the shape says h0=1 but h0 is null", gla_variant_name(v));
@@ -132,6 +136,7 @@ void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, C
   p.V = static_cast<int>(s.V);
   p.scale = static_cast<float>(s.scale > 0 ? s.scale : 1.0 / std::sqrt(static_cast<double>(s.K)));
   p.units_per_cta = options.pingpong_units_per_cta;
+  p.block_v = options.pingpong_block_v;
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
   if (v.carry == StateCarry::Fused) {
     check_cuda(v.schedule == Schedule::Pingpong ? gla_launch::pingpong_fused(p, stream)

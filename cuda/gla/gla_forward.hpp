@@ -59,6 +59,9 @@ GlaVariant default_gla_variant(const gla::GlaShape& shape);
 struct GlaLaunchOptions {
   // Pingpong, materialized carry: work units per CTA, 1 or 2; 0 = gla::pingpong_units_per_cta.
   int pingpong_units_per_cta = 0;
+  // Pingpong, fused carry: V columns per CTA, 64 or 128 (V a multiple of it); 0 =
+  // gla::pingpong_fused_block_v (by the head count and the GPU's SMs).
+  int pingpong_block_v = 0;
 };
 
 // Enqueues the forward pass on `stream`. Throws overlap::Error on a shape the variant cannot

@@ -18,6 +18,8 @@ struct Problem {
   float scale;
   // Pingpong, materialized carry: work units per CTA (1 or 2); 0 = gla::pingpong_units_per_cta.
   int units_per_cta;
+  // Pingpong, fused carry: V columns per CTA (64 or 128); 0 = gla::pingpong_fused_block_v.
+  int block_v;
 };
 
 // stages: 1 = sequential, 2 = pipelined. chunks_per_cta: the output kernel's chunk group.

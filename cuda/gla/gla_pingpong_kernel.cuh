@@ -1,19 +1,12 @@
 #pragma once
-// The pingpong gla forward kernels (SPEC section 1, Hopper warp specialization): the pieces
-// every form uses (the TMA producer, the ring layout, the operand builders and GEMMs), and the
-// "paired" form, in which each consumer warpgroup walks its own work unit. The fused carry
-// runs the "split" form (gla_pingpong_split.cuh: one slice per CTA, the two consumers splitting
-// its chunk loop by role); the materialized carry runs the paired form:
+// The pingpong gla forward kernels of the materialized carry (SPEC section 1, Hopper warp
+// specialization), in the "paired" form: each consumer warpgroup walks its own work unit. (The
+// fused carry has its own kernel, gla_pingpong_fused.cuh.)
 //
 //   Pass::States   kernel 1: a consumer warpgroup walks all chunks of one (b, h, v-block)
 //                  slice with S in its registers; writes every entry state S_n (bf16) and hT.
 //   Pass::Outputs  kernel 2: a consumer warpgroup takes a group of chunks of one slice; S_n
 //                  arrives with each chunk.
-//
-// (A paired fused form, each consumer walking a whole slice with S in registers, lost to the
-// split form at every benchmark shape in the same run, and at K = 128 it needed more
-// registers than it had (ptxas: 124 bytes spilled); it was removed. Pass::Fused names the
-// split form's ring.)
 //
 // Roles (384 threads): warpgroup 0 is the producer: after setmaxnreg gives its registers
 // away, one thread issues every TMA load into a ring of shared-memory stages, each guarded by
@@ -26,8 +19,8 @@
 //
 // Why the paired consumers take two independent units: the state pass is a recurrence along
 // the chunks of one slice, so one slice's chunks cannot be split between two warpgroups
-// without a hand-off per chunk (the split form pays that hand-off); two slices (another head,
-// or the other V-block of the same head) have no dependence at all.
+// without a hand-off per chunk; two slices (another head, or the other V-block of the same
+// head) have no dependence at all.
 // Each consumer alternates element-wise phases (cumulative sum of the gates, decayed keys and
 // queries, the diagonal blocks on mma.sync) with wgmma phases; while one is in its
 // element-wise phase the other's wgmmas run, which is FlashAttention-3's pingpong with the
@@ -56,7 +49,7 @@ namespace overlap::cuda::gla_pingpong {
 using bf16 = __nv_bfloat16;
 namespace ptx = overlap::cuda::ptx;
 
-enum class Pass { Fused, States, Outputs };
+enum class Pass { States, Outputs };
 
 constexpr int kChunk = 64;
 constexpr int kBlockV = 64;
@@ -67,8 +60,8 @@ constexpr int kConsumerRegs = 240;
 constexpr float kLog2e = 1.4426950408889634f;
 
 constexpr gla::Tiling tiling_of(int K, Pass p) {
-  return gla::tiling_for(gla::Schedule::Pingpong,
-                         p == Pass::Fused ? gla::StateCarry::Fused : gla::StateCarry::Materialized, K, kBlockV);
+  (void)p;
+  return gla::tiling_for(gla::Schedule::Pingpong, gla::StateCarry::Materialized, K, kBlockV);
 }
 
 struct Params {
@@ -91,18 +84,17 @@ struct Params {
 
 // Shared memory, from the one tiling definition: the ring (stage = q, k, v, g [, S_n]), then
 // per consumer the 1024-aligned decayed keys, then the small buffers (diagonal blocks, cumsum
-// totals), then the mbarriers. The split form (Pass::Fused) uses only the ring's offsets.
+// totals), then the mbarriers.
 template <int K, Pass P>
 struct Layout {
   static constexpr gla::Tiling kTiling = tiling_of(K, P);
-  static constexpr bool kFusedCarry = P == Pass::Fused;
   static constexpr int kStages = kTiling.stages;
   static constexpr int kQ = 0;  // C x K bf16 as K/64 boxes of 64 x 64 (8 KB)
   static constexpr int kK = kQ + kChunk * K * 2;
   static constexpr int kV = kK + kChunk * K * 2;  // C x 64 bf16
   static constexpr int kG = kV + kChunk * kBlockV * 2;  // C x K fp32 as K/32 boxes of 64 x 32
   static constexpr int kS = kG + kChunk * K * 4;  // K x 64 bf16 (materialized carry)
-  static constexpr int kStageBytes = kS + (kFusedCarry ? 0 : K * kBlockV * 2);
+  static constexpr int kStageBytes = kS + K * kBlockV * 2;
   static constexpr int kRing = kStageBytes * kStages;
   static constexpr int kKdBytes = kChunk * K * 2;
   static constexpr int kKd = kRing;
@@ -638,7 +630,6 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
 
 template <int K, Pass P>
 __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_kernel(const __grid_constant__ Params p) {
-  static_assert(P != Pass::Fused, "the fused carry runs the split form (gla_pingpong_split.cuh)");
   using L = Layout<K, P>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* smem = aligned_smem(smem_raw);

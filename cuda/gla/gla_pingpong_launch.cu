@@ -6,8 +6,8 @@
 #include <cuda_runtime.h>
 
 #include "gla/gla_launch.hpp"
+#include "gla/gla_pingpong_fused.cuh"
 #include "gla/gla_pingpong_kernel.cuh"
-#include "gla/gla_pingpong_split.cuh"
 
 namespace overlap::cuda::gla_launch {
 namespace {
@@ -27,25 +27,34 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
   return fn;
 }
 
-// A 4-d tiled map, dims innermost first, strides in bytes of dims 1..3, 128-byte swizzle.
+// A 4-d tiled map, dims innermost first, strides in bytes of dims 1..3 (128-byte swizzle unless
+// `swizzle` says otherwise).
 cudaError_t make_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, const cuuint64_t (&dims)[4],
-                     const cuuint64_t (&strides)[3], const cuuint32_t (&box)[4]) {
+                     const cuuint64_t (&strides)[3], const cuuint32_t (&box)[4],
+                     CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
   auto encode = encode_fn();
   if (!encode) return cudaErrorNotSupported;
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   const CUresult r = encode(map, type, 4, const_cast<void*>(base), dims, strides, box, elem_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 // [B,T,H,D] tensor of `elem`-byte elements as {D, T, H, B}, box {box_d, 64, 1, 1}.
 cudaError_t make_bthd_map(CUtensorMap* map, CUtensorMapDataType type, int elem, const void* base, int B, int T,
-                          int H, int D, int box_d) {
+                          int H, int D, int box_d, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
   const cuuint64_t dims[4] = {cuuint64_t(D), cuuint64_t(T), cuuint64_t(H), cuuint64_t(B)};
   const cuuint64_t strides[3] = {cuuint64_t(H) * D * elem, cuuint64_t(D) * elem, cuuint64_t(T) * H * D * elem};
   const cuuint32_t box[4] = {cuuint32_t(box_d), cuuint32_t(pp::kChunk), 1, 1};
-  return make_map(map, type, base, dims, strides, box);
+  return make_map(map, type, base, dims, strides, box, swizzle);
+}
+
+// The SM count of the current device (the fused carry splits V when heads are few).
+cudaError_t device_sms(int* sms) {
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  return cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
 }
 
 // Work units per CTA: the caller's choice (1 or 2), or by the unit count and this GPU's SMs
@@ -55,9 +64,8 @@ cudaError_t units_per_cta(int units, int forced, int* out) {
     *out = forced;
     return cudaSuccess;
   }
-  int device = 0, sms = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
+  int sms = 0;
+  if (cudaError_t e = device_sms(&sms); e != cudaSuccess) return e;
   *out = gla::pingpong_units_per_cta(units, sms);
   return cudaSuccess;
 }
@@ -96,22 +104,36 @@ cudaError_t fill_params(pp::Params& kp, const Problem& p, int chunks_per_cta) {
   return e;
 }
 
-// The fused carry: one slice per CTA, its two consumers split the chunk loop by role
-// (gla_pingpong_split.cuh).
-template <int K>
-cudaError_t launch_split(const Problem& p, cudaStream_t stream) {
-  using L = pp::SplitLayout<K>;
-  constexpr gla::Tiling tiling = pp::tiling_of(K, Pass::Fused);
-  static_assert(tiling.smem_bytes(K, pp::kBlockV) == L::kBytes, "shared-memory layout and gla_tiling.hpp disagree");
-  static_assert(tiling.threads() == pp::kThreads && tiling.stages == L::kStages, "kernel and gla_tiling.hpp disagree");
+// The fused carry: one CTA per (b, h, v-block), four warpgroups with one job each
+// (gla_pingpong_fused.cuh).
+namespace pf = gla_pingpong_fused;
+
+template <int K, int BV>
+cudaError_t launch_fused(const Problem& p, cudaStream_t stream) {
+  constexpr int S = gla::PingpongFusedLayout::max_stages(K, BV);
+  using L = pf::Layout<K, BV, S>;
   constexpr int smem = L::kBytes;
-  auto kernel = pp::gla_pingpong_split_kernel<K>;
+  static_assert(smem <= gla::PingpongFusedLayout::kSmemLimit, "shared memory over the sm_90 limit");
+  auto kernel = pf::gla_pingpong_fused_kernel<K, BV, S>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); e != cudaSuccess)
     return e;
-  pp::Params kp{};
-  if (cudaError_t e = fill_params<K, Pass::Fused>(kp, p, 0); e != cudaSuccess) return e;
-  kp.units_per_cta = 1;
-  kernel<<<dim3(static_cast<unsigned>(kp.units)), pp::kThreads, smem, stream>>>(kp);
+  const CUtensorMapDataType bf = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, f32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  pf::Params kp{};
+  cudaError_t e = make_bthd_map(&kp.q_map, bf, 2, p.q, p.B, p.T, p.H, K, 64);
+  if (e == cudaSuccess) e = make_bthd_map(&kp.k_map, bf, 2, p.k, p.B, p.T, p.H, K, 64);
+  if (e == cudaSuccess) e = make_bthd_map(&kp.v_map, bf, 2, p.v, p.B, p.T, p.H, p.V, 64);
+  if (e == cudaSuccess) e = make_bthd_map(&kp.g_map, f32, 4, p.g, p.B, p.T, p.H, K, K, CU_TENSOR_MAP_SWIZZLE_NONE);
+  if (e == cudaSuccess) e = make_bthd_map(&kp.o_map, bf, 2, p.o, p.B, p.T, p.H, p.V, 64);
+  if (e != cudaSuccess) return e;
+  kp.h0 = p.h0;
+  kp.hT = p.hT;
+  kp.H = p.H;
+  kp.V = p.V;
+  kp.v_blocks = p.V / BV;
+  kp.num_chunks = (p.T + pf::kChunk - 1) / pf::kChunk;
+  kp.scale = p.scale;
+  const long long ctas = (long long)p.B * p.H * kp.v_blocks;
+  kernel<<<dim3(static_cast<unsigned>(ctas)), pf::kThreads, smem, stream>>>(kp);
   return cudaGetLastError();
 }
 
@@ -140,7 +162,14 @@ cudaError_t launch(const Problem& p, int chunks_per_cta, cudaStream_t stream) {
 }  // namespace
 
 int pingpong_fused(const Problem& p, CUstream_st* stream) {
-  return p.K == 64 ? launch_split<64>(p, stream) : launch_split<128>(p, stream);
+  int bv = p.block_v;
+  if (bv == 0) {
+    int sms = 0;
+    if (cudaError_t e = device_sms(&sms); e != cudaSuccess) return e;
+    bv = gla::pingpong_fused_block_v(p.V, (long long)p.B * p.H, sms);
+  }
+  if (p.K == 64) return bv == 128 ? launch_fused<64, 128>(p, stream) : launch_fused<64, 64>(p, stream);
+  return bv == 128 ? launch_fused<128, 128>(p, stream) : launch_fused<128, 64>(p, stream);
 }
 
 int pingpong_materialized(const Problem& p, int chunks_per_cta, CUstream_st* stream) {

@@ -51,6 +51,23 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, s
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
 }
+// 4-d tile store from shared memory (the bulk-async group of the issuing thread); rows outside
+// the tensor are not written.
+__device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, const void* src, int c0, int c1, int c2,
+                                             int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+          reinterpret_cast<std::uint64_t>(map)),
+      "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// The issuing thread's bulk stores have finished reading shared memory (its buffer may be
+// rewritten) / have completed.
+__device__ __forceinline__ void bulk_wait_read_all() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
 }
@@ -62,6 +79,16 @@ __device__ __forceinline__ void named_sync(int id, int threads) {
 }
 __device__ __forceinline__ void named_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// Named barrier that also returns whether `pred` held in any of its threads.
+__device__ __forceinline__ bool named_sync_or(int id, int threads, bool pred) {
+  std::uint32_t out;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.u32 q, %1, 0;\nbar.red.or.pred p, %2, %3, q;\nselp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(out)
+      : "r"(std::uint32_t(pred)), "r"(id), "r"(threads)
+      : "memory");
+  return out != 0;
 }
 // Ordinary shared-memory stores that wgmma (the async proxy) reads next.
 __device__ __forceinline__ void fence_proxy_async() {
@@ -88,6 +115,15 @@ __device__ __forceinline__ std::uint64_t sw128_desc(const void* tile) {
   const std::uint64_t addr = smem_addr(tile);
   return ((addr & 0x3FFFF) >> 4) | (std::uint64_t(1) << 16) | (std::uint64_t(1024 >> 4) << 32) |
          (std::uint64_t(1) << 62);
+}
+
+// The general form: `lbo` (bytes between 64-element swizzle atoms along M/N, used by
+// MN-major operands wider than one atom) and `sbo` (bytes between 8-row groups along the
+// strided dimension).
+__device__ __forceinline__ std::uint64_t sw128_desc(const void* tile, std::uint32_t lbo, std::uint32_t sbo) {
+  const std::uint64_t addr = smem_addr(tile);
+  return ((addr & 0x3FFFF) >> 4) | (std::uint64_t((lbo >> 4) & 0x3FFF) << 16) |
+         (std::uint64_t((sbo >> 4) & 0x3FFF) << 32) | (std::uint64_t(1) << 62);
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }

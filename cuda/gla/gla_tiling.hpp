@@ -21,6 +21,60 @@ enum class StateCarry {
   Fused,         // one pass per (b, h, v-block): S stays on chip, chunks walked in order
 };
 
+// Pingpong, fused carry (cuda/gla/gla_pingpong_fused.cuh): one CTA per (b, h, v-block), four
+// warpgroups of one job each -- producer (TMA), gating (the gated operands of a chunk, once, in
+// shared memory), state (S in registers, the state update), output (q k^T, q S, A v, TMA store).
+// Shared memory in order: `stages` stages of the load ring (q, k, g, v of one 64-step chunk; the
+// gating warpgroup rewrites q, k, g in place into q~, kd and k~ or A), the bf16 state operand
+// S_n (K x block_v), the o staging tile (64 x block_v bf16), the anchored path's four 16x16 fp32
+// diagonal blocks, the cumulative-sum part totals (two buffers), the per-stage state decay
+// (K fp32) and path flag, the mbarriers (full, prepared, empty per stage; S ready, S free) and
+// 1 KB to align the tiles to the 1024 bytes the 128-byte swizzle needs.
+struct PingpongFusedLayout {
+  int K, block_v, stages;
+
+  static constexpr int kChunk = 64;
+  static constexpr int kWarpgroups = 4;
+  // Registers per thread after setmaxnreg: 128 x (24 + 152 + 184 + 152) = 65536, the whole file.
+  // The state warpgroup holds S (K x block_v fp32: 128 per thread at K = block_v = 128).
+  static constexpr int kProducerRegs = 24, kGatingRegs = 152, kStateRegs = 184, kOutputRegs = 152;
+  // A chunk whose channels all decay by at most 2^-96 forms q~ = q 2^b and k~ = k 2^-b against
+  // the chunk's start: k~ <= 2^96 k and every masked-out product q~_i k~_j stays finite in fp32.
+  // Stronger decay takes the anchored path.
+  static constexpr float kMaxFastDecayLog2 = 96.f;
+  static constexpr int kSmemLimit = 227 * 1024;  // opt-in shared memory per block, sm_90
+
+  constexpr int k_offset() const { return kChunk * K * 2; }
+  constexpr int g_offset() const { return 2 * kChunk * K * 2; }
+  constexpr int v_offset() const { return g_offset() + kChunk * K * 4; }
+  constexpr int stage_bytes() const { return v_offset() + kChunk * block_v * 2; }
+  constexpr int load_bytes() const { return stage_bytes(); }  // every byte of a stage comes by TMA
+  constexpr int state_offset() const { return stages * stage_bytes(); }
+  constexpr int out_offset() const { return state_offset() + K * block_v * 2; }
+  constexpr int diag_offset() const { return out_offset() + kChunk * block_v * 2; }
+  constexpr int totals_offset() const { return diag_offset() + 4 * 16 * 16 * 4; }
+  constexpr int decay_offset() const { return totals_offset() + 2 * 128 * 8; }
+  constexpr int flags_offset() const { return decay_offset() + stages * K * 4; }
+  constexpr int barriers_offset() const { return flags_offset() + 16 * ((stages * 4 + 15) / 16); }
+  constexpr int bytes() const { return barriers_offset() + (3 * stages + 2) * 8 + 1024; }
+
+  // As many stages as fit, at most 4 (K = block_v = 128: 2; K = 64: 3 or 4).
+  static constexpr int max_stages(int K, int block_v) {
+    int s = 4;
+    while (s > 1 && PingpongFusedLayout{K, block_v, s}.bytes() > kSmemLimit) --s;
+    return s;
+  }
+};
+
+// Pingpong, fused carry: V columns per CTA. A CTA holding a head's whole V (up to 128) reads q,
+// k, g once; where the heads are too few to give every SM a CTA (fewer than half the SMs), V
+// is split into 64-column blocks, each block's CTA reading the head's q, k, g again (from L2).
+constexpr int pingpong_fused_block_v(int V, long long heads, int sms) {
+  if (V % 128 != 0) return 64;
+  if (heads > 0 && sms > 0 && heads * (V / 128) * 2 < sms) return 64;
+  return 128;
+}
+
 struct Tiling {
   Schedule schedule;
   StateCarry carry;
@@ -51,6 +105,8 @@ struct Tiling {
   // filled by TMA, which cannot pad rows: they are dense (128-byte swizzled instead), and only
   // the materialized carry's output pass brings S_n with the chunk.
   constexpr std::size_t stage_bytes(int K) const {
+    if (schedule == Schedule::Pingpong && carry == StateCarry::Fused)
+      return std::size_t(PingpongFusedLayout{K, block_v, stages}.stage_bytes());
     if (schedule == Schedule::Pingpong)
       return std::size_t(chunk) * K * 2 * 2 + std::size_t(chunk) * block_v * 2 + std::size_t(chunk) * K * 4 +
              (carry == StateCarry::Materialized ? std::size_t(K) * block_v * 2 : 0);
@@ -61,21 +117,11 @@ struct Tiling {
   // consumer keeps to itself besides its stages: the decayed keys (C x K bf16, B operand of
   // the intra-chunk GEMM, then A of the state update), one 16x16 fp32 diagonal block per warp
   // and 128 floats for the cumulative sum's part totals.
-  // Pingpong, fused carry (the two consumers split one slice's chunk loop by role, buffers
-  // double-buffered between them): two copies of the decayed keys, of the bf16 state S_n the
-  // inter-chunk GEMM reads (K x block_v) and of the four diagonal blocks, and the totals.
   constexpr std::size_t consumer_private_bytes(int K) const {
-    if (carry == StateCarry::Fused)
-      return (2 * (std::size_t(chunk) * K * 2 + std::size_t(K) * block_v * 2 + std::size_t(chunk / 16) * 16 * 16 * 4) +
-              128 * 4) / consumer_warpgroups;
     return std::size_t(chunk) * K * 2 + std::size_t(chunk / 16) * 16 * 16 * 4 + 128 * 4;
   }
-  // mbarriers of the pingpong kernels: a full and an empty one per stage, and for the fused
-  // carry two of each hand-off between the roles (prepared chunk, diagonal blocks, S_n, G1
-  // done, output done).
-  constexpr std::size_t barrier_bytes() const {
-    return 8 * (2 * std::size_t(stages) + (carry == StateCarry::Fused ? 10 : 0));
-  }
+  // mbarriers of the pingpong materialized kernels: a full and an empty one per stage.
+  constexpr std::size_t barrier_bytes() const { return 8 * 2 * std::size_t(stages); }
   // Bytes of shared memory per CTA for head dims K, V. Sequential / pipelined: the load
   // ring, the decayed keys k_j * e^{b_last - b_j} (C x K bf16, A operand of the state update),
   // one 16x16 fp32 tile per 16-row block for the diagonal blocks of the intra-chunk attention
@@ -84,6 +130,8 @@ struct Tiling {
   // 128-byte swizzle needs. The fp32 state lives in registers.
   constexpr std::size_t smem_bytes(int K, int V) const {
     (void)V;  // V is split into block_v-wide slices
+    if (schedule == Schedule::Pingpong && carry == StateCarry::Fused)
+      return std::size_t(PingpongFusedLayout{K, block_v, stages}.bytes());
     if (schedule == Schedule::Pingpong)
       return stage_bytes(K) * stages + consumer_private_bytes(K) * consumer_warpgroups + barrier_bytes() + 1024;
     const std::size_t decayed_keys = std::size_t(chunk) * padded_bf16(K) * 2;
@@ -93,29 +141,35 @@ struct Tiling {
   }
 };
 
-// Registers per thread the pingpong kernels' producer warpgroup keeps after setmaxnreg.dec
-// (their consumers get max_regs_per_thread): 4 x 32 x 24 + 8 x 32 x 240 = 64512 <= 65536.
+// Registers per thread the pingpong materialized kernels' producer warpgroup keeps after
+// setmaxnreg.dec (their consumers get max_regs_per_thread): 4 x 32 x 24 + 8 x 32 x 240 = 64512.
 inline constexpr int kPingpongProducerRegs = 24;
 
-// The tiling each named variant uses at head dims K, V (both in {64, 128} on Hopper).
+// The tiling each named variant uses at head dims K, V (K in {64, 128}, V a multiple of 64 on
+// Hopper). `heads` (B*H) and `sms` (the GPU's SM count), where known, let the pingpong fused
+// carry split V when the heads are too few to fill the GPU (pingpong_fused_block_v).
 // Sequential and pipelined: 8 warps. Output warps 0-3 each own 16 rows (one anchoring
 // sub-chunk) of the chunk; state warps 4-7 build the diagonal 16x16 blocks of the intra-chunk
 // matrix and own K/4 rows of the state each.
-constexpr Tiling tiling_for(Schedule schedule, StateCarry carry, int K, int V) {
+constexpr Tiling tiling_for(Schedule schedule, StateCarry carry, int K, int V, long long heads = 0, int sms = 0) {
   const int block_v = 64;
-  (void)V;
+  if (schedule == Schedule::Pingpong && carry == StateCarry::Fused) {
+    // Producer warpgroup (4 warps, one thread issues the loads) and three warpgroups with one
+    // job each (gating, state, output); max_regs_per_thread is the state warpgroup's budget.
+    const int bv = pingpong_fused_block_v(V, heads, sms);
+    return {schedule, carry, 64, 16, bv, PingpongFusedLayout::max_stages(K, bv), 4, 3, 0,
+            PingpongFusedLayout::kStateRegs, 1};
+  }
   switch (schedule) {
     case Schedule::Sequential:
       return {schedule, carry, 64, 16, block_v, 1, 0, 0, 8, 255, 4};
     case Schedule::Pipelined:
       return {schedule, carry, 64, 16, block_v, 2, 0, 0, 8, 255, 4};
     case Schedule::Pingpong:
-      // A producer warpgroup (setmaxnreg works per warpgroup; one thread issues the TMA loads)
-      // and two consumer warpgroups; 4 stages at K = 64, 2 at K = 128 (227 KB of shared
-      // memory). Fused carry: the consumers split one slice's chunk loop by role and the ring
-      // serves that slice. Materialized carry: each consumer walks its own work unit with
-      // half the ring, or the whole ring where a CTA has a single unit
-      // (pingpong_units_per_cta below).
+      // Materialized carry: a producer warpgroup (setmaxnreg works per warpgroup; one thread
+      // issues the TMA loads) and two consumer warpgroups; 4 stages at K = 64, 2 at K = 128
+      // (227 KB of shared memory). Each consumer walks its own work unit with half the ring,
+      // or the whole ring where a CTA has a single unit (pingpong_units_per_cta below).
       return {schedule, carry, 64, 16, block_v, K == 64 ? 4 : 2, 4, 2, 0, 240, 4};
   }
   return {};
@@ -126,7 +180,7 @@ constexpr Tiling tiling_for(Schedule schedule, StateCarry carry, int K, int V) {
 // keep both consumer warpgroups of an SM busy. Where the units are no more than the SMs, one
 // unit per CTA spreads them over up to twice as many SMs (consumer 1 idles, consumer 0 takes
 // the whole ring); measured faster than two per CTA at (4,1024,32,64,64) and (4,4096,32,64,64)
-// (docs/results/gla_h100.md). The fused carry's split form always runs one slice per CTA.
+// (docs/results/gla_h100.md).
 constexpr int pingpong_units_per_cta(long long units, int sms) { return units <= sms ? 1 : 2; }
 
 }  // namespace overlap::gla

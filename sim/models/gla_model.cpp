@@ -13,6 +13,7 @@
 #include "cuda/gla/gla_tiling.hpp"
 #include "sim/occupancy.hpp"
 #include "sim/gemm_model.hpp"
+#include "sim/models/gla_pingpong_fused_model.hpp"
 #include "sim/tile_loop.hpp"
 #include "sim/variants.hpp"
 
@@ -275,8 +276,10 @@ std::pair<std::vector<Step>, std::vector<Step>> spec_form_steps(const gla::Tilin
           {}};
 }
 
-// Fused state carry: one pass per (b, h, V-block), S on chip, chunks in order.
+// Fused state carry: one pass per (b, h, V-block), S on chip, chunks in order. The pingpong
+// kernel has a model of its own (gla_pingpong_fused_model.cpp).
 KernelSpec fused_kernel(const HardwareProfile& hw, Schedule s, const GlaDims& d) {
+  if (s == Schedule::Pingpong) return gla_pingpong_fused_kernel(hw, {d.B, d.T, d.H, d.K, d.V, d.h0, d.hT});
   const GlaKernelBase base(hw, s, StateCarry::Fused, d);
   const auto& t = base.t;
   const double C = t.chunk, K = double(d.K), bv = t.block_v;
@@ -375,7 +378,8 @@ std::vector<VariantModel> gla_variant_models() {
       if (fused) m.aliases = {schedule_name(s)};
       const char* how = s == Schedule::Sequential ? "load then compute each chunk, no overlap inside a CTA"
                         : s == Schedule::Pipelined ? "next chunk prefetched into a second stage (cp.async) while computing"
-                                                   : "TMA producer warp + 2 alternating wgmma consumer warpgroups";
+                  : fused ? "TMA producer + gating, state and output warpgroups (wgmma), one job each"
+                          : "TMA producer warp + 2 wgmma consumer warpgroups, each on its own work unit";
       m.description = fmt::format("{}; {}", how,
                                   fused ? "state kept on chip, one pass" : "chunk states through HBM, two kernels");
       m.cannot_run = [s, c](const HardwareProfile& hw, const ShapeArgs& shape) { return cannot_run(hw, s, c, shape); };

@@ -4,7 +4,8 @@
 #   bash tools/device/gla_run.sh [tests|bench|ncu|all|all_ncu|ncu_pp|tests_ncu_pp]
 # Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
 # SANITIZER_TIMEOUT, BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_gla.py arguments),
-# BENCH2_ARGS (a second benchmark pass, other arguments), NCU_SHAPE / NCU_VARIANT (ncu_pp).
+# BENCH2_ARGS (a second benchmark pass, other arguments), NCU_SHAPE / NCU_VARIANT (ncu_pp),
+# TEST_FILTER / SAN_FILTER (gtest filters of the GPU tests and of the sanitizer runs).
 # These configure this script only; the library has no environment knobs.
 set -o pipefail
 what=${1:-all}
@@ -19,14 +20,14 @@ B=${OVERLAP_BUILD:-build-device}
 status=0
 if [[ $what == tests || $what == all || $what == all_ncu || $what == tests_ncu_pp ]]; then
   # Time limits keep a hung kernel (a lost mbarrier phase) from eating the device budget.
-  timeout ${TEST_TIMEOUT:-120} "$B/tests_cuda/gla/test_cuda_gla" >"$OUT/tests.log" 2>&1
+  timeout ${TEST_TIMEOUT:-120} "$B/tests_cuda/gla/test_cuda_gla" --gtest_filter="${TEST_FILTER:-*}" >"$OUT/tests.log" 2>&1
   rc=$?
   echo "test_cuda_gla: exit $rc"
   [[ $rc == 124 ]] && tail -5 "$OUT/tests.log"  # the test that hung
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]|rel_error \] pingpong|Failure|Expected" "$OUT/tests.log" | tail -60
   grep -q "^\[  PASSED  \]" "$OUT/tests.log" && ! grep -q "^\[  FAILED  \]" "$OUT/tests.log" || status=1
   # Sanitizers on the small shapes only (T <= 257), every implemented variant.
-  filter='*T_63*:*T_1_*:*T_130*'
+  filter=${SAN_FILTER:-'*T_63*:*T_1_*:*T_130*'}
   for tool in ${SANITIZERS-memcheck racecheck}; do
     timeout ${SANITIZER_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests_cuda/gla/test_cuda_gla" --gtest_brief=1 \
       --gtest_filter="$filter" >"$OUT/sanitizer_$tool.log" 2>&1

@@ -30,7 +30,8 @@ using gpu_test::gpu_present;
 using gpu_test::VectorCase;
 
 // Odd T (1, 63, 130, 257, 1000: tail chunks), K and V in {64, 128}, strong gates (about -7 per
-// step, where an unanchored chunk formula overflows), with and without h0 / hT.
+// step, where an unanchored chunk formula overflows), mixed gates (the pingpong fused kernel's
+// single-anchor and anchored paths in one sequence), with and without h0 / hT.
 const std::vector<VectorCase> kCases = {
     {"B=2,T=63,H=2,K=64,V=64,h0=1,hT=1", "default", 1},
     {"B=2,T=63,H=2,K=64,V=64,h0=1,hT=1", "strong_gates", 2},
@@ -40,6 +41,8 @@ const std::vector<VectorCase> kCases = {
     {"B=1,T=257,H=2,K=64,V=128,h0=1,hT=1", "default", 6},
     {"B=1,T=1000,H=2,K=128,V=128,h0=1,hT=1", "strong_gates", 7},
     {"B=1,T=1000,H=1,K=64,V=64,h0=0,hT=1", "default", 8},
+    {"B=2,T=700,H=2,K=128,V=128,h0=1,hT=1", "mixed_gates", 9},
+    {"B=1,T=640,H=3,K=64,V=128,h0=1,hT=1", "mixed_gates", 10},
 };
 
 class GlaForwardGpu : public ::testing::TestWithParam<std::tuple<GlaVariant, VectorCase>> {};
@@ -77,15 +80,21 @@ TEST_P(GlaForwardGpu, MatchesOracle) {
   args.o = o.get();
   args.hT = shape.want_hT ? static_cast<float*>(hT.get()) : nullptr;
 
-  // The pingpong materialized carry runs one or two work units per CTA, chosen by the unit
-  // count (gla::pingpong_units_per_cta); the test shapes are small (one per CTA), so both are
-  // forced here in turn through the launch options.
+  // Launch forms the library picks by shape and GPU, forced here in turn through the launch
+  // options (the test shapes are small, so the shape alone would pick one): the pingpong
+  // materialized carry's one or two work units per CTA, the pingpong fused carry's 64 or 128
+  // V columns per CTA.
   std::vector<GlaLaunchOptions> forms = {{}};
   if (variant.schedule == gla::Schedule::Pingpong && variant.carry == gla::StateCarry::Materialized)
     forms = {{.pingpong_units_per_cta = 1}, {.pingpong_units_per_cta = 2}};
+  if (variant.schedule == gla::Schedule::Pingpong && variant.carry == gla::StateCarry::Fused) {
+    forms = {{.pingpong_block_v = 64}};
+    if (shape.V % 128 == 0) forms.push_back({.pingpong_block_v = 128});
+  }
   for (const GlaLaunchOptions& options : forms) {
-    const std::string form =
-        options.pingpong_units_per_cta ? " units_per_cta=" + std::to_string(options.pingpong_units_per_cta) : "";
+    std::string form;
+    if (options.pingpong_units_per_cta) form = " units_per_cta=" + std::to_string(options.pingpong_units_per_cta);
+    if (options.pingpong_block_v) form = " block_v=" + std::to_string(options.pingpong_block_v);
     poison(result["o"]);
     o.upload(result["o"]);
     if (shape.want_hT) {
@@ -127,6 +136,7 @@ TEST(GlaForwardContract, RefusesUnsupportedShapesClearly) {
   EXPECT_TRUE(gla_can_implement(default_gla_variant(s), s));
   EXPECT_THROW(parse_gla_variant("warp_speed"), Error);
   EXPECT_THROW(gla_forward(default_gla_variant(s), GlaDeviceArgs{}, s, nullptr, {.pingpong_units_per_cta = 3}), Error);
+  EXPECT_THROW(gla_forward(default_gla_variant(s), GlaDeviceArgs{}, s, nullptr, {.pingpong_block_v = 128}), Error);
   for (const GlaVariant& v : all_gla_variants()) EXPECT_EQ(parse_gla_variant(gla_variant_name(v)), v);
 }
 

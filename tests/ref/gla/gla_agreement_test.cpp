@@ -50,7 +50,7 @@ TEST_P(GlaAgreement, ChunkedMatchesOracle) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, GlaAgreement,
     ::testing::Combine(::testing::ValuesIn(kSizes), ::testing::ValuesIn(kStateFlags),
-                       ::testing::Values("default", "strong_gates"),
+                       ::testing::Values("default", "strong_gates", "mixed_gates"),
                        ::testing::Values(std::uint64_t{11}, std::uint64_t{12})),
     [](const ::testing::TestParamInfo<Param>& info) {
       std::string name = fmt::format("{}_{}_{}_seed{}", std::get<0>(info.param),
@@ -78,7 +78,7 @@ TEST_P(GlaChunking, AnyChunkingMatchesOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Options, GlaChunking,
                          ::testing::Combine(::testing::ValuesIn(kChunkings),
-                                            ::testing::Values("default", "strong_gates")),
+                                            ::testing::Values("default", "strong_gates", "mixed_gates")),
                          [](const auto& info) {
                            const ChunkOptions& o = std::get<0>(info.param);
                            return fmt::format("C{}_sub{}_{}", o.chunk, o.sub_chunk,

@@ -127,7 +127,7 @@ TEST_P(GlaSemantics, MissingInitialStateIsZero) {
 
 INSTANTIATE_TEST_SUITE_P(Impls, GlaSemantics,
                          ::testing::Combine(::testing::Values(Impl::Oracle, Impl::Chunked),
-                                            ::testing::Values("default", "strong_gates")),
+                                            ::testing::Values("default", "strong_gates", "mixed_gates")),
                          [](const auto& info) {
                            return std::string(std::get<0>(info.param) == Impl::Oracle ? "oracle" : "chunked") +
                                   "_" + std::get<1>(info.param);

@@ -55,16 +55,17 @@ TEST_P(GlaWorkloadTest, FastReferenceAgreesWithOracleThroughTheInterface) {
 INSTANTIATE_TEST_SUITE_P(Shapes, GlaWorkloadTest,
                          ::testing::Combine(::testing::Values("", "T=65,K=100,V=60,h0=0",
                                                               "B=1,T=1,H=3,hT=0"),
-                                            ::testing::Values("default", "strong_gates")));
+                                            ::testing::Values("default", "strong_gates", "mixed_gates")));
 
 TEST(GlaWorkload, DescribesItself) {
   const auto w = gla::make_workload();
   EXPECT_EQ(make_gla_workload()->name(), "gla");  // the factory the registry calls
   EXPECT_EQ(w->name(), "gla");
   EXPECT_EQ(w->default_shape().to_string(), "B=2,T=63,H=2,K=64,V=64,h0=1,hT=1");
-  ASSERT_EQ(w->distributions().size(), 2u);
+  ASSERT_EQ(w->distributions().size(), 3u);
   EXPECT_EQ(w->distributions()[0].name, "default");
   EXPECT_EQ(w->distributions()[1].name, "strong_gates");
+  EXPECT_EQ(w->distributions()[2].name, "mixed_gates");
   EXPECT_EQ(w->outputs(w->parse_shape("hT=0")).size(), 1u);
 }
 

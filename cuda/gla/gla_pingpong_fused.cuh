@@ -1,0 +1,583 @@
+#pragma once
+// gla forward, fused state carry, Hopper warp specialization (SPEC's "pingpong" schedule).
+// One CTA per (b, h, v-block) walks the chunks of its sequence with the state S in registers.
+// Four warpgroups, each with one job, hand each chunk on through mbarriers:
+//
+//   producer  one thread issues the TMA loads of q, k, g, v into a ring of stages
+//   gating    forms the gated operands of a chunk ONCE, in shared memory, in place:
+//             b = log2(e) * in-chunk cumsum of g, q~ = q 2^b, k~ = k 2^-b, kd = k 2^(b_last - b),
+//             and the state decay 2^b_last per channel
+//   state     S <- diag(2^b_last) S + kd^T v (wgmma, S in fp32 registers), then S as bf16 in
+//             shared memory for the next chunk's output
+//   output    A = mask(q~ k~^T), o = s (q~ S_n + A v) (wgmma), o stored by TMA
+//
+// While the output warpgroup runs chunk n's GEMMs, the gating warpgroup builds chunk n+1's
+// operands on the FP32 and special-function pipes and the state warpgroup folds chunk n into S:
+// FlashAttention-3's overlap of element-wise work with tensor-core work, by role.
+//
+// Numerics. q~ and k~ share one anchor, the chunk's start: q~_i . k~_j = q_i k_j 2^(b_i - b_j)
+// for j <= i (the products the mask keeps are <= 1), and q~ <= q, k~ <= k 2^(-b_last). That is
+// safe while every channel decays by at most 2^-kMaxFastDecay over the chunk, which covers the
+// usual GLA gates (logsigmoid/16: about 2^-5 per chunk) by a wide margin. A chunk with stronger
+// decay takes the anchored path instead (the gating warpgroup builds A itself with every factor
+// 2^x, x <= 0: anchored at each 16-row sub-chunk's first row, the diagonal 16x16 blocks by
+// halving anchors) and the output warpgroup reads A from shared memory. Strong gates (SPEC:
+// about -7 per step) take it in every chunk; the GPU tests run both paths.
+#include <cstdint>
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include "common/ptx_sm80.cuh"
+#include "gla/gla_sm90.cuh"
+#include "gla/gla_tiling.hpp"
+#include "gla/gla_wgmma.cuh"
+
+namespace overlap::cuda::gla_pingpong_fused {
+
+using bf16 = __nv_bfloat16;
+namespace ptx = overlap::cuda::ptx;
+using sm90::Major;
+
+constexpr int kChunk = 64;
+constexpr int kThreads = 128 * gla::PingpongFusedLayout::kWarpgroups;
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kMaxFastDecay = gla::PingpongFusedLayout::kMaxFastDecayLog2;
+// Named barriers (0 is __syncthreads).
+constexpr int kGatingBarrier = 1;
+constexpr int kOutputBarrier = 2;
+
+struct Params {
+  CUtensorMap q_map;  // bf16 {K, T, H, B}, box {64, 64, 1, 1}, 128-byte swizzle
+  CUtensorMap k_map;
+  CUtensorMap v_map;  // bf16 {V, T, H, B}, box {64, 64, 1, 1}, 128-byte swizzle
+  CUtensorMap g_map;  // fp32 {K, T, H, B}, box {K, 64, 1, 1}, dense rows
+  CUtensorMap o_map;  // bf16 {V, T, H, B}, box {64, 64, 1, 1}, 128-byte swizzle (stores)
+  const float* h0;    // [B,H,K,V] or null
+  float* hT;          // [B,H,K,V] or null
+  int H, V;
+  int v_blocks;    // V / block_v CTAs per head
+  int num_chunks;  // ceil(T / 64)
+  float scale;
+};
+
+// Shared-memory layout: offsets from the one definition in gla_tiling.hpp.
+template <int K, int BV, int S>
+struct Layout {
+  static constexpr gla::PingpongFusedLayout L{K, BV, S};
+  static constexpr int kQ = 0, kK = L.k_offset(), kG = L.g_offset(), kV = L.v_offset();
+  static constexpr int kStage = L.stage_bytes();
+  static constexpr int kState = L.state_offset(), kOut = L.out_offset(), kDiag = L.diag_offset();
+  static constexpr int kTotals = L.totals_offset(), kDecay = L.decay_offset(), kFlags = L.flags_offset();
+  static constexpr int kBars = L.barriers_offset(), kBytes = L.bytes();
+  static constexpr int kLoadBytes = L.load_bytes();
+};
+
+// Byte offset of element (row, col) of a bf16 tile stored as 64-column atoms of `rows` rows
+// with the 128-byte swizzle (what TMA's SWIZZLE_128B writes and wgmma's SW128 layouts read).
+__device__ __forceinline__ int sw128(int row, int col, int rows) {
+  return (col >> 6) * rows * 128 + row * 128 + ((((col & 63) >> 3) ^ (row & 7)) << 4) + ((col & 7) << 1);
+}
+__device__ __forceinline__ std::uint32_t& pair_ref(void* tile, int row, int col, int rows) {
+  return *reinterpret_cast<std::uint32_t*>(static_cast<unsigned char*>(tile) + sw128(row, col, rows));
+}
+__device__ __forceinline__ std::uint32_t pair_at(const void* tile, int row, int col, int rows) {
+  return *reinterpret_cast<const std::uint32_t*>(static_cast<const unsigned char*>(tile) + sw128(row, col, rows));
+}
+
+struct Barriers {
+  std::uint64_t* full;      // [S] TMA bytes of a stage landed
+  std::uint64_t* prepared;  // [S] gating warpgroup done with the stage's chunk (128 arrivals)
+  std::uint64_t* empty;     // [S] state and output warpgroups done with it (one per warp)
+  std::uint64_t* s_ready;   // S_n (bf16) written for the output warpgroup (128 arrivals)
+  std::uint64_t* s_free;    // the output warpgroup has read S_n (one per warp)
+};
+
+// ---- producer ------------------------------------------------------------------------------
+template <int K, int BV, int S>
+__device__ void produce(const Params& p, unsigned char* smem, const Barriers& bar, int b, int h, int v0) {
+  using L = Layout<K, BV, S>;
+  for (int n = 0; n < p.num_chunks; ++n) {  // sass:producer.chunk {
+    const int s = n % S;
+    if (n >= S) sm90::mbar_wait(&bar.empty[s], ((n / S) - 1) & 1);
+    sm90::mbar_arrive_expect_tx(&bar.full[s], L::kLoadBytes);
+    unsigned char* st = smem + s * L::kStage;
+    const int t0 = n * kChunk;
+#pragma unroll
+    for (int a = 0; a < K / 64; ++a) {
+      sm90::tma_load_4d(st + L::kQ + a * 8192, &p.q_map, &bar.full[s], a * 64, t0, h, b);
+      sm90::tma_load_4d(st + L::kK + a * 8192, &p.k_map, &bar.full[s], a * 64, t0, h, b);
+    }
+    sm90::tma_load_4d(st + L::kG, &p.g_map, &bar.full[s], 0, t0, h, b);
+#pragma unroll
+    for (int a = 0; a < BV / 64; ++a)
+      sm90::tma_load_4d(st + L::kV + a * 8192, &p.v_map, &bar.full[s], v0 + a * 64, t0, h, b);
+  }  // } sass:producer.chunk
+}
+
+// ---- gating: the anchored path for chunks with strong decay ---------------------------------
+// x[row][col..col+1] * 2^(b[row] - b[anchor]) (queries) or 2^(b[anchor] - b[row]) (keys), from
+// the stage's swizzled bf16 tile and the dense fp32 cumulative sums b.
+template <int K, bool kKey>
+__device__ __forceinline__ std::uint32_t anchored_pair(const bf16* x, const float* b, int row, int anchor,
+                                                       int col) {
+  const float2 xv = ptx::unpack_bf16(pair_at(x, row, col, kChunk));
+  const float2 br = *reinterpret_cast<const float2*>(b + row * K + col);
+  const float2 ba = *reinterpret_cast<const float2*>(b + anchor * K + col);
+  const float e0 = kKey ? ba.x - br.x : br.x - ba.x;
+  const float e1 = kKey ? ba.y - br.y : br.y - ba.y;
+  return ptx::pack_bf16(xv.x * ptx::exp2_approx(e0), xv.y * ptx::exp2_approx(e1));
+}
+
+// Row block w (rows 16w..16w+15) of A = mask(sum_k q_ik k_jk 2^(b_ik - b_jk)) on mma.sync:
+// columns left of the diagonal block anchored at row 16w (q factor 2^(b_i - b_16w) <= 1, key
+// factor 2^(b_16w - b_j) <= 1) into `off`; the diagonal 16x16 block split by the highest bit
+// where the local row and column differ (levels h = 8, 4, 2, 1, anchored at the first row of
+// the row's half-block, which lies between them) into the warp's 16x16 `scratch` (lower
+// triangle; the upper triangle stays zero from the kernel's start).
+template <int K>
+__device__ void anchored_row_block(const bf16* q, const bf16* k, const float* b, int w, float (&off)[6][4],
+                                   float* scratch) {
+  // The many operand addresses below depend only on the thread: hidden from the compiler so
+  // that it forms them here, chunk by chunk, instead of keeping them all live (spilled) across
+  // the gating loop.
+  int lane = threadIdx.x & 31;
+  asm volatile("" : "+r"(lane), "+r"(w));
+  const int gq = lane >> 2, tq = lane & 3;
+  const int i0 = 16 * w;
+#pragma unroll
+  for (int jt = 0; jt < 6; ++jt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) off[jt][e] = 0.f;
+  if (w > 0) {
+#pragma unroll
+    for (int kc = 0; kc < K; kc += 16) {
+      std::uint32_t a[4];
+      a[0] = anchored_pair<K, false>(q, b, i0 + gq, i0, kc + 2 * tq);
+      a[1] = anchored_pair<K, false>(q, b, i0 + gq + 8, i0, kc + 2 * tq);
+      a[2] = anchored_pair<K, false>(q, b, i0 + gq, i0, kc + 2 * tq + 8);
+      a[3] = anchored_pair<K, false>(q, b, i0 + gq + 8, i0, kc + 2 * tq + 8);
+#pragma unroll
+      for (int jt = 0; jt < 6; ++jt)
+        if (jt < 2 * w) {
+          const int j = jt * 8 + gq;
+          ptx::mma_bf16_16816(off[jt], a, anchored_pair<K, true>(k, b, j, i0, kc + 2 * tq),
+                              anchored_pair<K, true>(k, b, j, i0, kc + 2 * tq + 8));
+        }
+    }
+  }
+#pragma unroll
+  for (int h = 8; h >= 1; h >>= 1) {
+    // Rows with bit h set pair with columns with bit h clear in the same 2h-block.
+    const int jl = (gq / h) * 2 * h + (gq % h);  // this lane's B column -> local key index
+    const int anchor_b = i0 + (jl & ~(2 * h - 1)) + h;
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int kc = 0; kc < K; kc += 16) {
+      std::uint32_t a[4];
+      const int r0 = gq, r1 = gq + 8;
+      // At h = 1 a row's anchor is the row itself (factor 1); at h = 8 rows 0-7 are dropped.
+      if (h == 1 || h == 8) {
+        a[0] = pair_at(q, i0 + r0, kc + 2 * tq, kChunk);
+        a[2] = pair_at(q, i0 + r0, kc + 2 * tq + 8, kChunk);
+      } else {
+        a[0] = anchored_pair<K, false>(q, b, i0 + r0, i0 + (r0 & ~(h - 1)), kc + 2 * tq);
+        a[2] = anchored_pair<K, false>(q, b, i0 + r0, i0 + (r0 & ~(h - 1)), kc + 2 * tq + 8);
+      }
+      if (h == 1) {
+        a[1] = pair_at(q, i0 + r1, kc + 2 * tq, kChunk);
+        a[3] = pair_at(q, i0 + r1, kc + 2 * tq + 8, kChunk);
+      } else {
+        a[1] = anchored_pair<K, false>(q, b, i0 + r1, i0 + (r1 & ~(h - 1)), kc + 2 * tq);
+        a[3] = anchored_pair<K, false>(q, b, i0 + r1, i0 + (r1 & ~(h - 1)), kc + 2 * tq + 8);
+      }
+      ptx::mma_bf16_16816(acc, a, anchored_pair<K, true>(k, b, i0 + jl, anchor_b, kc + 2 * tq),
+                          anchored_pair<K, true>(k, b, i0 + jl, anchor_b, kc + 2 * tq + 8));
+    }
+    // acc[e]: row gq (+8 for e >= 2), B column 2tq + (e & 1).
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int il = gq + (e >> 1) * 8;
+      const int c = 2 * tq + (e & 1);
+      const int j = (c / h) * 2 * h + (c % h);
+      if ((il & h) && (j & ~(2 * h - 1)) == (il & ~(2 * h - 1))) scratch[il * 16 + j] = acc[e];
+    }
+  }
+  // The diagonal itself: q_i . k_i, no decay.
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int kc = 0; kc < K; kc += 16) {
+      std::uint32_t a[4];
+      a[0] = pair_at(q, i0 + gq, kc + 2 * tq, kChunk);
+      a[1] = pair_at(q, i0 + gq + 8, kc + 2 * tq, kChunk);
+      a[2] = pair_at(q, i0 + gq, kc + 2 * tq + 8, kChunk);
+      a[3] = pair_at(q, i0 + gq + 8, kc + 2 * tq + 8, kChunk);
+      const int j = i0 + half * 8 + gq;
+      ptx::mma_bf16_16816(acc, a, pair_at(k, j, kc + 2 * tq, kChunk), pair_at(k, j, kc + 2 * tq + 8, kChunk));
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int il = gq + (e >> 1) * 8;
+      const int j = half * 8 + 2 * tq + (e & 1);
+      if (j == il) scratch[il * 16 + j] = acc[e];
+    }
+  }
+}
+
+// Writes row block w of A (bf16, the K-major 64x64 operand of the output's A v) into `a_tile`.
+__device__ __forceinline__ void store_row_block(void* a_tile, int w, const float (&off)[6][4], const float* scratch) {
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+#pragma unroll
+  for (int jt = 0; jt < 8; ++jt)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int il = gq + 8 * half, col = 8 * jt + 2 * tq;
+      float x0 = 0.f, x1 = 0.f;
+      if (jt < 6 && jt < 2 * w) {
+        x0 = off[jt < 6 ? jt : 0][2 * half];
+        x1 = off[jt < 6 ? jt : 0][2 * half + 1];
+      } else if (jt == 2 * w || jt == 2 * w + 1) {
+        x0 = scratch[il * 16 + col - 16 * w];
+        x1 = scratch[il * 16 + col - 16 * w + 1];
+      }
+      pair_ref(a_tile, 16 * w + il, col, kChunk) = ptx::pack_bf16(x0, x1);
+    }
+}
+
+// ---- gating ---------------------------------------------------------------------------------
+// Thread t owns channels 2cp, 2cp+1 (cp = t % (K/2)) of rows [part*R, part*R + R).
+template <int K, int BV, int S>
+__device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) {
+  using L = Layout<K, BV, S>;
+  constexpr int kPairs = K / 2, kParts = 128 / kPairs, kRows = kChunk / kParts;
+  const int t = threadIdx.x - 128;
+  const int cp = t % kPairs, part = t / kPairs, col = 2 * cp, row0 = part * kRows;
+  const int w = t / 32;
+  float2* totals = reinterpret_cast<float2*>(smem + L::kTotals);  // [2][kParts][kPairs]
+  float* decay = reinterpret_cast<float*>(smem + L::kDecay);       // [S][K]
+  int* flags = reinterpret_cast<int*>(smem + L::kFlags);           // [S]
+  float* scratch = reinterpret_cast<float*>(smem + L::kDiag) + w * 256;
+
+  for (int n = 0; n < p.num_chunks; ++n) {  // sass:gating.chunk {
+    const int s = n % S;
+    sm90::mbar_wait(&bar.full[s], (n / S) & 1);
+    unsigned char* st = smem + s * L::kStage;
+    bf16* q = reinterpret_cast<bf16*>(st + L::kQ);
+    bf16* k = reinterpret_cast<bf16*>(st + L::kK);
+    float* g = reinterpret_cast<float*>(st + L::kG);
+
+    // Cumulative sums of this thread's rows, then the totals of the parts above it.
+    float2 b[kRows];
+    float2 acc = make_float2(0.f, 0.f);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const float2 gv = *reinterpret_cast<const float2*>(g + (row0 + r) * K + col);
+      acc.x += gv.x * kLog2e;
+      acc.y += gv.y * kLog2e;
+      b[r] = acc;
+    }
+    float2* tot = totals + (n & 1) * kParts * kPairs;
+    tot[part * kPairs + cp] = acc;
+    sm90::named_sync(kGatingBarrier, 128);  // also: every g of the stage has been read
+    float2 carry = make_float2(0.f, 0.f), last = make_float2(0.f, 0.f);
+#pragma unroll
+    for (int pp = 0; pp < kParts; ++pp) {
+      const float2 tv = tot[pp * kPairs + cp];
+      if (pp < part) carry.x += tv.x, carry.y += tv.y;
+      last.x += tv.x, last.y += tv.y;
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) b[r].x += carry.x, b[r].y += carry.y;
+    const bool slow = sm90::named_sync_or(kGatingBarrier, 128, -last.x > kMaxFastDecay || -last.y > kMaxFastDecay);
+    const float2 d = make_float2(ptx::exp2_approx(last.x), ptx::exp2_approx(last.y));
+    if (part == 0) *reinterpret_cast<float2*>(decay + s * K + col) = d;
+
+    if (!slow) {  // sass:gating.fast {
+      // q~ in place of q, kd in place of k, k~ (bf16, swizzled) in place of g. row0 is a
+      // multiple of 8, so row r's swizzle depends on r & 7 only: eight base offsets, each
+      // row an immediate 128 r bytes on top.
+      int base[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) base[j] = sw128(row0 + j, col, kChunk) - j * 128;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const int off = base[r & 7] + r * 128;
+        auto& qr = *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(q) + off);
+        auto& kr = *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(k) + off);
+        const float2 qv = ptx::unpack_bf16(qr), kv = ptx::unpack_bf16(kr);
+        const float kt0 = kv.x * ptx::exp2_approx(-b[r].x), kt1 = kv.y * ptx::exp2_approx(-b[r].y);
+        qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(b[r].x), qv.y * ptx::exp2_approx(b[r].y));
+        *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(g) + off) = ptx::pack_bf16(kt0, kt1);
+        kr = ptx::pack_bf16(kt0 * d.x, kt1 * d.y);
+      }
+      // } sass:gating.fast
+    } else {  // sass:gating.slow {
+      // b in place of g; A from the anchored products of the raw q, k; then q~ and kd in place
+      // (b read back, so that b's registers are free while A is built); then A in place of b.
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) *reinterpret_cast<float2*>(g + (row0 + r) * K + col) = b[r];
+      sm90::named_sync(kGatingBarrier, 128);
+      float off[6][4];
+      anchored_row_block<K>(q, k, g, w, off, scratch);
+      sm90::named_sync(kGatingBarrier, 128);  // every warp is done reading q and k
+#pragma unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        const int row = row0 + r;
+        const float2 br = *reinterpret_cast<const float2*>(g + row * K + col);
+        std::uint32_t& qr = pair_ref(q, row, col, kChunk);
+        std::uint32_t& kr = pair_ref(k, row, col, kChunk);
+        const float2 qv = ptx::unpack_bf16(qr), kv = ptx::unpack_bf16(kr);
+        qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(br.x), qv.y * ptx::exp2_approx(br.y));
+        kr = ptx::pack_bf16(kv.x * ptx::exp2_approx(last.x - br.x), kv.y * ptx::exp2_approx(last.y - br.y));
+      }
+      sm90::named_sync(kGatingBarrier, 128);  // every warp is done reading b
+      store_row_block(g, w, off, scratch);
+    }  // } sass:gating.slow
+    if (t == 0) flags[s] = slow;
+    sm90::fence_proxy_async();  // the wgmmas of the other warpgroups read what was written
+    sm90::mbar_arrive(&bar.prepared[s]);
+  }  // } sass:gating.chunk
+}
+
+// ---- state ----------------------------------------------------------------------------------
+// S rows d = 64 mt + 16 warp + lane/4 (+8), columns 8j + 2(lane%4) (+1): the wgmma m64nBV
+// accumulator layout of each 64-row tile mt.
+template <int K, int BV>
+struct StateTile {
+  static constexpr int kTiles = K / 64, kRegs = BV / 2;
+  float s[kTiles][kRegs];
+  __device__ static int row(int mt, int e) {
+    return 64 * mt + 16 * ((threadIdx.x >> 5) & 3) + ((threadIdx.x & 31) >> 2) + 8 * ((e >> 1) & 1);
+  }
+  __device__ static int col(int e) { return 8 * (e >> 2) + 2 * (threadIdx.x & 3) + (e & 1); }
+
+  __device__ void load(const float* src, int ld) {  // src: row 0, column 0 of this CTA's slice
+#pragma unroll
+    for (int mt = 0; mt < kTiles; ++mt)
+#pragma unroll
+      for (int e = 0; e < kRegs; e += 2) {
+        const float2 x = src ? *reinterpret_cast<const float2*>(src + (long long)row(mt, e) * ld + col(e))
+                             : make_float2(0.f, 0.f);
+        s[mt][e] = x.x, s[mt][e + 1] = x.y;
+      }
+  }
+  __device__ void store(float* dst, int ld) const {
+#pragma unroll
+    for (int mt = 0; mt < kTiles; ++mt)
+#pragma unroll
+      for (int e = 0; e < kRegs; e += 2)
+        *reinterpret_cast<float2*>(dst + (long long)row(mt, e) * ld + col(e)) = make_float2(s[mt][e], s[mt][e + 1]);
+  }
+  // bf16 copy as the MN-major B operand of q~ S: 64-column atoms of K rows, 128-byte swizzle.
+  __device__ void store_operand(void* tile) const {
+#pragma unroll
+    for (int mt = 0; mt < kTiles; ++mt)
+#pragma unroll
+      for (int e = 0; e < kRegs; e += 2) pair_ref(tile, row(mt, e), col(e), K) = ptx::pack_bf16(s[mt][e], s[mt][e + 1]);
+  }
+};
+
+template <int K, int BV, int S>
+__device__ void update_state(const Params& p, unsigned char* smem, const Barriers& bar, long long state0) {
+  using L = Layout<K, BV, S>;
+  const int lane = threadIdx.x & 31;
+  const float* decay = reinterpret_cast<const float*>(smem + L::kDecay);
+  void* s_tile = smem + L::kState;
+  StateTile<K, BV> S_;
+  S_.load(p.h0 ? p.h0 + state0 : nullptr, p.V);
+  S_.store_operand(s_tile);
+  sm90::fence_proxy_async();
+  sm90::mbar_arrive(bar.s_ready);
+
+  for (int n = 0; n < p.num_chunks; ++n) {  // sass:state.chunk {
+    const int s = n % S;
+    sm90::mbar_wait(&bar.full[s], (n / S) & 1);
+    sm90::mbar_wait(&bar.prepared[s], (n / S) & 1);
+    unsigned char* st = smem + s * L::kStage;
+#pragma unroll
+    for (int mt = 0; mt < StateTile<K, BV>::kTiles; ++mt) {  // sass:state.scale {
+      const float d0 = decay[s * K + S_.row(mt, 0)], d1 = decay[s * K + S_.row(mt, 2)];
+#pragma unroll
+      for (int e = 0; e < StateTile<K, BV>::kRegs; ++e) S_.s[mt][e] *= (e & 2) ? d1 : d0;
+    }  // } sass:state.scale
+    // S += kd^T v: A = kd^T (MN-major: kd rows are chunk steps, 64 channels per atom), B = v
+    // (MN-major: 64 columns per atom, 8 KB apart).
+#pragma unroll
+    for (int mt = 0; mt < StateTile<K, BV>::kTiles; ++mt) sm90::fence_regs(S_.s[mt]);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int mt = 0; mt < StateTile<K, BV>::kTiles; ++mt)
+#pragma unroll
+      for (int kk = 0; kk < kChunk / 16; ++kk)
+        sm90::wgmma_ss<Major::MN, Major::MN, BV>(sm90::sw128_desc(st + L::kK + mt * 8192 + kk * 2048, 8192, 1024),
+                                                 sm90::sw128_desc(st + L::kV + kk * 2048, 8192, 1024), S_.s[mt], true);
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<0>();
+#pragma unroll
+    for (int mt = 0; mt < StateTile<K, BV>::kTiles; ++mt) sm90::fence_regs(S_.s[mt]);
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(&bar.empty[s]);
+    if (n + 1 < p.num_chunks) {  // sass:state.store {
+      sm90::mbar_wait(bar.s_free, n & 1);  // the output warpgroup has read S_n
+      S_.store_operand(s_tile);
+      sm90::fence_proxy_async();
+      sm90::mbar_arrive(bar.s_ready);
+    }  // } sass:state.store
+  }  // } sass:state.chunk
+  if (p.hT) S_.store(p.hT + state0, p.V);
+}
+
+// ---- output ---------------------------------------------------------------------------------
+template <int K, int BV, int S>
+__device__ void emit_output(const Params& p, unsigned char* smem, const Barriers& bar, int b, int h, int v0) {
+  using L = Layout<K, BV, S>;
+  const int t = threadIdx.x - 384, lane = t & 31;
+  const int row = 16 * (t >> 5) + (lane >> 2);  // first of this thread's two rows (+8)
+  const int* flags = reinterpret_cast<const int*>(smem + L::kFlags);
+  unsigned char* s_tile = smem + L::kState;
+  unsigned char* out = smem + L::kOut;
+  for (int n = 0; n < p.num_chunks; ++n) {  // sass:output.chunk {
+    const int s = n % S;
+    sm90::mbar_wait(&bar.full[s], (n / S) & 1);
+    sm90::mbar_wait(&bar.prepared[s], (n / S) & 1);
+    // Warp-uniform by construction (one flag per chunk); the shuffle lets the compiler see it,
+    // so the wgmmas under it are not serialized as if in a divergent branch.
+    const bool slow = __shfl_sync(0xffffffffu, flags[s], 0) != 0;
+    unsigned char* st = smem + s * L::kStage;
+    unsigned char* qt = st + L::kQ;  // q~
+    unsigned char* kt = st + L::kG;  // k~ (fast path) or A (anchored path)
+
+    // A = mask(q~ k~^T) first, as bf16 register operands. (Overlapping the mask with the next
+    // GEMM, reading these accumulators while another wgmma group is in flight, makes ptxas
+    // serialize every wgmma of the kernel: C7514.)
+    std::uint32_t af[4][4];
+    if (!slow) {  // sass:output.fast {
+      float a[32];
+      // Both K-major: step 32 bytes along a 128-byte row, 8 KB per 64 channels.
+      sm90::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < K / 16; ++kk) {
+        const int off = (kk >> 2) * 8192 + (kk & 3) * 32;
+        sm90::wgmma_ss<Major::K, Major::K, 64>(sm90::sw128_desc(qt + off), sm90::sw128_desc(kt + off), a, kk > 0);
+      }
+      sm90::wgmma_commit();
+      sm90::wgmma_wait<0>();
+      sm90::fence_regs(a);
+      // Causal mask (column <= row), then the accumulators as the bf16 A operand of A v.
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (8 * j + 2 * (lane & 3) + (e & 1) > row + 8 * (e >> 1)) a[4 * j + e] = 0.f;
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        af[kk][0] = ptx::pack_bf16(a[8 * kk + 0], a[8 * kk + 1]);
+        af[kk][1] = ptx::pack_bf16(a[8 * kk + 2], a[8 * kk + 3]);
+        af[kk][2] = ptx::pack_bf16(a[8 * kk + 4], a[8 * kk + 5]);
+        af[kk][3] = ptx::pack_bf16(a[8 * kk + 6], a[8 * kk + 7]);
+      }
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) sm90::fence_regs(af[kk]);
+    }  // } sass:output.fast
+    // o = q~ S_n (S_n MN-major: 64-column atoms of K rows), then o += A v (v MN-major, atoms
+    // 8 KB apart): two groups, so S_n is released as soon as the first completes.
+    float o[BV / 2];
+    sm90::mbar_wait(bar.s_ready, n & 1);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk)
+      sm90::wgmma_ss<Major::K, Major::MN, BV>(sm90::sw128_desc(qt + (kk >> 2) * 8192 + (kk & 3) * 32),
+                                              sm90::sw128_desc(s_tile + kk * 2048, K * 128, 1024), o, kk > 0);
+    sm90::wgmma_commit();
+    if (!slow) {  // sass:output.fast {
+#pragma unroll
+      for (int kk = 0; kk < kChunk / 16; ++kk)
+        sm90::wgmma_rs<Major::MN, BV>(af[kk], sm90::sw128_desc(st + L::kV + kk * 2048, 8192, 1024), o, true);
+    } else {  // } sass:output.fast  sass:output.slow {
+#pragma unroll
+      for (int kk = 0; kk < kChunk / 16; ++kk)
+        sm90::wgmma_ss<Major::K, Major::MN, BV>(sm90::sw128_desc(kt + kk * 32),
+                                                sm90::sw128_desc(st + L::kV + kk * 2048, 8192, 1024), o, true);
+    }  // } sass:output.slow
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<1>();
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(bar.s_free);
+    sm90::wgmma_wait<0>();
+    sm90::fence_regs(o);
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(&bar.empty[s]);
+
+    // o * scale as bf16 into the staging tile (the previous chunk's store has read it), then
+    // one TMA store per 64 columns; rows past T are not written.
+    if (t == 0) sm90::bulk_wait_read_all();  // sass:output.store {
+    sm90::named_sync(kOutputBarrier, 128);
+#pragma unroll
+    for (int e = 0; e < BV / 2; e += 2) {
+      const int c = 8 * (e >> 2) + 2 * (lane & 3), r = row + 8 * ((e >> 1) & 1);
+      pair_ref(out, r, c, kChunk) = ptx::pack_bf16(o[e] * p.scale, o[e + 1] * p.scale);
+    }
+    sm90::fence_proxy_async();
+    sm90::named_sync(kOutputBarrier, 128);
+    if (t == 0) {
+#pragma unroll
+      for (int a4 = 0; a4 < BV / 64; ++a4) sm90::tma_store_4d(&p.o_map, out + a4 * 8192, v0 + a4 * 64, n * kChunk, h, b);
+      sm90::bulk_commit();
+    }  // } sass:output.store
+  }  // } sass:output.chunk
+  if (t == 0) sm90::bulk_wait_all();
+}
+
+// ---- the kernel -----------------------------------------------------------------------------
+template <int K, int BV, int S>
+__global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const __grid_constant__ Params p) {
+  using L = Layout<K, BV, S>;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  // The 128-byte swizzle repeats every 1024 bytes: every tile starts on such a boundary.
+  // (Pointer arithmetic on the shared array, so the compiler keeps shared-memory instructions.)
+  unsigned char* smem = smem_raw + ((1024 - (ptx::smem_addr(smem_raw) & 1023)) & 1023);
+  std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(smem + L::kBars);
+  const Barriers bar{bars, bars + S, bars + 2 * S, bars + 3 * S, bars + 3 * S + 1};
+  const int vb = blockIdx.x % p.v_blocks, bh = blockIdx.x / p.v_blocks;
+  const int h = bh % p.H, b = bh / p.H, v0 = vb * BV;
+  // The warpgroup index, broadcast so the compiler knows each role's branch is warp-uniform.
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      sm90::mbar_init(&bar.full[s], 1);
+      sm90::mbar_init(&bar.prepared[s], 128);
+      sm90::mbar_init(&bar.empty[s], 8);
+    }
+    sm90::mbar_init(bar.s_ready, 128);
+    sm90::mbar_init(bar.s_free, 4);
+    sm90::mbar_init_fence();
+  }
+  float* diag = reinterpret_cast<float*>(smem + L::kDiag);
+  for (int i = threadIdx.x; i < 4 * 256; i += kThreads) diag[i] = 0.f;
+  __syncthreads();
+
+  using R = gla::PingpongFusedLayout;
+  if (wg == 0) {
+    sm90::setmaxnreg_dec<R::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      sm90::tma_prefetch_map(&p.q_map);
+      sm90::tma_prefetch_map(&p.k_map);
+      sm90::tma_prefetch_map(&p.v_map);
+      sm90::tma_prefetch_map(&p.g_map);
+      produce<K, BV, S>(p, smem, bar, b, h, v0);
+    }
+  } else if (wg == 1) {
+    sm90::setmaxnreg_inc<R::kGatingRegs>();
+    gate<K, BV, S>(p, smem, bar);
+  } else if (wg == 2) {
+    sm90::setmaxnreg_inc<R::kStateRegs>();
+    update_state<K, BV, S>(p, smem, bar, ((long long)b * p.H + h) * K * p.V + v0);
+  } else {
+    sm90::setmaxnreg_inc<R::kOutputRegs>();
+    emit_output<K, BV, S>(p, smem, bar, b, h, v0);
+  }
+}
+
+}  // namespace overlap::cuda::gla_pingpong_fused

@@ -1,0 +1,143 @@
+// gla pingpong_fused: cuda/gla/gla_pingpong_fused.cuh as the model sees it. The roles, their
+// hand-offs and the ring depth are the kernel's; the work each role does per chunk is the
+// kernel's compiled instruction mix (sim/models/generated/gla_pingpong_fused_sass.hpp, counted
+// from its SASS by tools/sass_mix.py and checked against a fresh compile by a CPU test) and the
+// GEMM shapes of its tiling (gla_tiling.hpp).
+//
+// Per chunk n (C = 64 steps, one CTA per (b, h, v-block) of block_v columns):
+//   producer  wait empty[n - stages]; TMA loads of q, k, g, v -> full[n]
+//   gating    wait full[n]; exp2 on the SFU and shared-memory traffic issued beside the FP32/ALU
+//             instruction stream (one warp per scheduler, rows unrolled: the pipes overlap) ->
+//             prepared[n]
+//   state     wait prepared[n]; scale S; wgmma K x C x block_v -> empty[n]; wait s_free[n]
+//             (the output has read S_n); S_{n+1} as bf16 to shared memory -> s_ready[n+1]
+//   output    wait prepared[n]; wgmma q~ k~^T; mask; wait s_ready[n]; wgmma q~ S_n -> s_free[n];
+//             wgmma A v -> empty[n]; o to shared memory, TMA store
+// Every role with 4 warps issues at most one instruction per scheduler per clock: its
+// instruction count is charged to the FMA/ALU pipes as 32 lanes per instruction (the issue
+// slots). Each mbarrier wait on another role adds the profile's sync latency.
+//
+// The kernel takes the anchored path in a chunk whose gates decay a channel by more than 2^-96;
+// the model charges the single-anchor path, which the usual gates (logsigmoid/16: about 2^-5 per
+// chunk) always take.
+#include "sim/models/gla_pingpong_fused_model.hpp"
+
+#include <fmt/format.h>
+
+#include "cuda/gla/gla_tiling.hpp"
+#include "sim/models/generated/gla_pingpong_fused_sass.hpp"
+#include "sim/sass_mix.hpp"
+
+namespace overlap::sim {
+namespace {
+
+enum Barrier { kFull, kPrepared, kEmpty, kSReady, kSFree, kGateSfu, kGateSmem };
+
+constexpr int kWarps = 4;  // every role but the producer is one warpgroup
+constexpr double kLanes = 32.0 * kWarps;
+
+// The instantiation the launcher runs for (K, block_v), by its mangled template arguments.
+SassCounts mix(int K, int block_v, std::initializer_list<std::string_view> regions) {
+  const std::string part = fmt::format("gla_pingpong_fused_kernelILi{}ELi{}E", K, block_v);
+  return sass_counts(generated::kGlaPingpongFusedSass, part, regions);
+}
+
+Step mbarrier_handoff(const HardwareProfile& hw) {
+  return delay(hw.sync_latency_cycles * hw.cycle_ns(), "mbarrier hand-off");
+}
+
+}  // namespace
+
+KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpongFusedShape& d) {
+  const gla::Tiling t = gla::tiling_for(gla::Schedule::Pingpong, gla::StateCarry::Fused, int(d.K), int(d.V),
+                                        d.B * d.H, int(hw.sm_count));
+  const gla::PingpongFusedLayout layout{int(d.K), t.block_v, t.stages};
+  const double C = t.chunk, K = double(d.K), bv = t.block_v;
+  const std::int64_t v_blocks = d.V / t.block_v;
+
+  KernelSpec k;
+  k.name = "gla_pingpong_fused";
+  k.ctas = d.B * d.H * v_blocks;
+  k.threads_per_cta = t.threads();
+  // setmaxnreg hands the producer's registers to the other three: the whole register file.
+  k.regs_per_cta = regs_for_warps(4, gla::PingpongFusedLayout::kProducerRegs) +
+                   regs_for_warps(4, gla::PingpongFusedLayout::kGatingRegs) +
+                   regs_for_warps(4, gla::PingpongFusedLayout::kStateRegs) +
+                   regs_for_warps(4, gla::PingpongFusedLayout::kOutputRegs);
+  k.smem_bytes = layout.bytes();
+  k.tiles = int((d.T + t.chunk - 1) / t.chunk);
+  k.barriers = {{"full", 4},   {"prepared", 1}, {"empty", 2},     {"S ready", 1},
+                {"S free", 1}, {"gating exp2", 1}, {"gating smem", 1}};
+
+  // q, k, g of a head are read by each of its v_blocks CTAs, which run together: one HBM read.
+  const double shared = 1.0 / double(v_blocks);
+  Role producer;
+  producer.name = "producer";
+  producer.warps = 1;
+  producer.body.push_back(wait(kEmpty, -t.stages, "wait free stage"));
+  for (Step s : {load(C * K * 2, shared, CopyEngine::Tma, "load q"), load(C * K * 2, shared, CopyEngine::Tma, "load k"),
+                 load(C * K * 4, shared, CopyEngine::Tma, "load g"), load(C * bv * 2, 1.0, CopyEngine::Tma, "load v")}) {
+    s.kind = StepKind::Issue;
+    s.barrier = kFull;
+    producer.body.push_back(std::move(s));
+  }
+
+  const SassCounts gating = mix(int(d.K), t.block_v, {"gating.chunk", "gating.fast"});
+  Role gate;
+  gate.name = "gating";
+  gate.warps = kWarps;
+  gate.body = {wait(kFull, 0, "wait chunk"),
+               issue(Unit::Sfu, gating.mufu * kLanes, kGateSfu, 0, "exp2"),
+               issue(Unit::Smem, (gating.lds_bytes + gating.sts_bytes) * kWarps, kGateSmem, 0, "operands in place"),
+               run(Unit::Fma, gating.issue * kLanes, "cumsum, q~ k~ kd (issue)"),
+               wait(kGateSfu, 0, "exp2 done"),
+               wait(kGateSmem, 0, "stores done"),
+               arrive(kPrepared, 0)};
+
+  const SassCounts scale = mix(int(d.K), t.block_v, {"state.scale"});
+  const SassCounts update = mix(int(d.K), t.block_v, {"state.chunk"});
+  const SassCounts publish = mix(int(d.K), t.block_v, {"state.store"});
+  Role state;
+  state.name = "state";
+  state.warps = kWarps;
+  state.prologue = {load(K * bv * 4, 1.0, CopyEngine::LdSt, "load h0"),
+                    run(Unit::Smem, K * bv * 2, "S_0 to shared memory"), arrive(kSReady, 0)};
+  if (!d.h0) state.prologue.erase(state.prologue.begin());
+  state.body = {wait(kPrepared, 0, "wait gated chunk"),
+                mbarrier_handoff(hw),
+                run(Unit::Fma, (scale.issue + update.issue) * kLanes, "decay S, issue"),
+                mma(2 * K * C * bv, Precision::Bf16, TensorPath::Warpgroup, "S += kd^T v"),
+                arrive(kEmpty, 0),
+                wait(kSFree, 0, "wait S_n read"),
+                mbarrier_handoff(hw),
+                run(Unit::Fma, publish.issue * kLanes, "S to bf16 (issue)"),
+                run(Unit::Smem, publish.sts_bytes * kWarps, "S_n+1 to shared memory"),
+                arrive(kSReady, 1)};
+  if (d.hT) state.epilogue.push_back(store(K * bv * 4, CopyEngine::LdSt, "store hT"));
+
+  const SassCounts emit = mix(int(d.K), t.block_v, {"output.chunk", "output.fast"});
+  const SassCounts staging = mix(int(d.K), t.block_v, {"output.store"});
+  Role out;
+  out.name = "output";
+  out.warps = kWarps;
+  Step store_o = store(C * bv * 2, CopyEngine::Tma, "store o");
+  store_o.kind = StepKind::Issue;
+  out.body = {wait(kPrepared, 0, "wait gated chunk"),
+              mbarrier_handoff(hw),
+              mma(2 * C * C * K, Precision::Bf16, TensorPath::Warpgroup, "q~ k~^T"),
+              run(Unit::Fma, emit.issue * kLanes, "mask, GEMM issue"),
+              wait(kSReady, 0, "wait S_n"),
+              mbarrier_handoff(hw),
+              mma(2 * C * K * bv, Precision::Bf16, TensorPath::Warpgroup, "q~ S_n"),
+              arrive(kSFree, 0),
+              mma(2 * C * C * bv, Precision::Bf16, TensorPath::Warpgroup, "A v"),
+              arrive(kEmpty, 0),
+              run(Unit::Fma, staging.issue * kLanes, "o to bf16 (issue)"),
+              run(Unit::Smem, staging.sts_bytes * kWarps, "o staging"),
+              store_o};
+
+  k.roles = {std::move(producer), std::move(gate), std::move(state), std::move(out)};
+  return k;
+}
+
+}  // namespace overlap::sim

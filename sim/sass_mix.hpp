@@ -1,0 +1,45 @@
+#pragma once
+// The instruction mix of a compiled kernel, per marked source region, as tools/sass_mix.py counts
+// it from the SASS (static counts per warp; per chunk for regions inside a chunk loop). Variant
+// models charge these counts instead of hand counts, and a CPU test recompiles the kernel and
+// fails when the committed table and the fresh counts drift apart, so a kernel change cannot
+// leave its model behind.
+#include <initializer_list>
+#include <span>
+#include <string_view>
+
+namespace overlap::sim {
+
+// Field order = tools/sass_mix.py CLASSES.
+struct SassCounts {
+  double issue = 0;        // every instruction but NOP (issue slots)
+  double mufu = 0;         // special-function unit (MUFU.EX2, ...)
+  double hgmma = 0;        // wgmma instructions
+  double hgmma_flops = 0;  // their flops, from each instruction's shape
+  double hmma = 0;         // mma.sync instructions
+  double hmma_flops = 0;
+  double lds_bytes = 0;    // shared-memory bytes loaded per warp (LDS, LDSM)
+  double sts_bytes = 0;    // stored per warp (STS, STSM)
+  double fp32 = 0;         // FADD, FMUL, FFMA, ...
+  double alu = 0;          // integer, conversion, select, move
+  double uniform = 0;      // uniform-datapath instructions
+  double sync = 0;         // barriers, mbarrier operations, fences, warpgroup arrive / wait
+  double tma = 0;          // bulk tensor copies
+  double control = 0;      // branches
+  double other = 0;        // other memory and special-register reads
+
+  SassCounts& operator+=(const SassCounts& o);
+};
+
+struct SassRegionMix {
+  std::string_view function;  // mangled kernel name
+  std::string_view region;    // marked source region, or "(other)"
+  SassCounts counts;
+};
+
+// Sum over `regions` of the function whose mangled name contains `function_part`; an
+// overlap::Error names the function or region that the table lacks.
+SassCounts sass_counts(std::span<const SassRegionMix> table, std::string_view function_part,
+                       std::initializer_list<std::string_view> regions);
+
+}  // namespace overlap::sim

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Regenerates the SASS instruction-mix tables the model charges for our kernels, from the
+# kernels as they compile now (tools/sass_mix.py). Run after changing a kernel; the CPU test
+# SassMix.* fails while a table and its kernel disagree by more than its tolerance.
+# Usage: tools/make_sass_mix.sh [BUILD_DIR]   (default: build; needs nvcc)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build}"
+bash "$root/tools/fetch_nvdisasm.sh"
+cmake --build "$build" --target gla_pingpong_cubin
+python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_pingpong_cubin.cubin" \
+  --source "$root/cuda/gla/gla_pingpong_fused.cuh" --kernel gla_pingpong_fused_kernel \
+  --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" \
+  --cpp "$root/sim/models/generated/gla_pingpong_fused_sass.hpp" --cpp-name kGlaPingpongFusedSass \
+  --command "tools/make_sass_mix.sh"
+echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp"

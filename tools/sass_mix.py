@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Counts a kernel's SASS instructions by source region: the instruction mix the model charges.
+
+    python3 tools/sass_mix.py --cubin K.cubin --source cuda/gla/gla_pingpong_fused.cuh \
+        [--kernel REGEX] [--json OUT.json] [--cpp OUT.hpp --cpp-name NAME]
+
+Regions are marked in the kernel's source with comments: a line containing `sass:NAME {` opens
+region NAME, a line containing `} sass:NAME` closes it (a region may have several spans; one line
+may close one region and open another). `nvdisasm -gi` gives every instruction its chain of
+inlined source frames; the instruction belongs to the innermost marked region that contains the
+first frame (innermost first) lying in any region. Instructions in no region are counted under
+`(other)`. The code inside a region that sits in a loop body runs once per iteration: the
+counts are per chunk for the per-chunk regions.
+
+Classes (per warp, static counts): mufu, hgmma (+ hgmma_flops from each instruction's shape),
+hmma (+ hmma_flops), lds_bytes / sts_bytes (per warp: 32 lanes x access width; ldmatrix /
+stmatrix by their matrix count), fp32 (FADD/FMUL/FFMA/...), alu (integer, conversion, select,
+move: the other FMA/ALU-pipe work), uniform (U* datapath), sync (BAR, SYNCS, fences, warpgroup
+arrive/wait), tma (bulk tensor copies), control (branches), other; `issue` is every
+instruction but NOP.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+OPEN = re.compile(r"sass:([\w.]+)\s*\{")
+CLOSE = re.compile(r"\}\s*sass:([\w.]+)")
+FRAME = re.compile(r'"([^"]+)", line (\d+)')
+INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)(.*?);")
+FUNC = re.compile(r"^\.text\.(\S+):")
+
+FP32 = {"FADD", "FMUL", "FFMA", "FMNMX", "FSETP", "FSEL", "FCHK", "FRND", "FSWZADD", "FMNMX3"}
+CONTROL = {"BRA", "BRX", "BRXU", "JMP", "JMX", "CALL", "RET", "EXIT", "BSSY", "BSYNC", "BREAK", "YIELD", "KILL",
+           "WARPSYNC", "ACQBULK", "ELECT", "NANOSLEEP", "BPT"}
+SYNC_PREFIX = ("BAR", "SYNCS", "MEMBAR", "FENCE", "WARPGROUP", "DEPBAR", "CCTL", "ERRBAR", "USETMAXREG")
+TMA_PREFIX = ("UTMALDG", "UTMASTG", "UTMAPF", "UBLKCP", "UTMACCTL", "UTMACMDFLUSH", "UBLKPF")
+MEM_OTHER = ("LDG", "STG", "LDL", "STL", "LD", "ST", "ATOM", "RED", "LDGSTS", "LDC", "ULDC", "S2R", "S2UR", "CS2R")
+CLASSES = ["issue", "mufu", "hgmma", "hgmma_flops", "hmma", "hmma_flops", "lds_bytes", "sts_bytes", "fp32", "alu",
+           "uniform", "sync", "tma", "control", "other"]
+
+
+def read_regions(source):
+    """{name: [(first_line, last_line), ...]} from the source's markers (1-based, inclusive)."""
+    regions, open_at = {}, {}
+    with open(source) as f:
+        for number, line in enumerate(f, 1):
+            for name in CLOSE.findall(line):
+                if name not in open_at:
+                    sys.exit(f"sass_mix: {source}:{number}: region '{name}' closed but not open")
+                regions.setdefault(name, []).append((open_at.pop(name), number))
+            for name in OPEN.findall(line):
+                if name in open_at:
+                    sys.exit(f"sass_mix: {source}:{number}: region '{name}' opened twice")
+                open_at[name] = number
+    if open_at:
+        sys.exit(f"sass_mix: {source}: region(s) never closed: {', '.join(sorted(open_at))}")
+    if not regions:
+        sys.exit(f"sass_mix: {source}: no `sass:NAME {{` markers")
+    return regions
+
+
+def region_of(frames, source_name, regions):
+    for file, line in frames:
+        if os.path.basename(file) != source_name:
+            continue
+        best = None
+        for name, spans in regions.items():
+            for first, last in spans:
+                if first <= line <= last and (best is None or last - first < best[0]):
+                    best = (last - first, name)
+        if best:
+            return best[1]
+    return "(other)"
+
+
+def access_bytes(opcode):
+    """Bytes one warp moves with a shared-memory instruction."""
+    parts = opcode.split(".")
+    if parts[0] in ("LDSM", "STSM"):
+        count = next((int(p) for p in parts[1:] if p in ("1", "2", "4") and p != parts[1]), 1)
+        return 128 * count  # each 8x8 b16 matrix is 128 bytes
+    width = 4
+    for p in parts[1:]:
+        if p in ("U8", "S8"):
+            width = 1
+        elif p in ("U16", "S16"):
+            width = 2
+        elif p == "64":
+            width = 8
+        elif p == "128":
+            width = 16
+    return 32 * width
+
+
+def mma_flops(opcode, operands):
+    m = re.search(r"(\d+)x(\d+)x(\d+)", opcode)
+    if m:
+        return 2 * int(m.group(1)) * int(m.group(2)) * int(m.group(3))
+    if opcode.startswith("HMMA.16816"):
+        return 2 * 16 * 8 * 16
+    if opcode.startswith("HMMA.1688"):
+        return 2 * 16 * 8 * 8
+    return 0
+
+
+def classify(opcode, operands, counts):
+    base = opcode.split(".")[0]
+    if base == "NOP":
+        return
+    counts["issue"] += 1
+    if base == "MUFU":
+        counts["mufu"] += 1
+    elif base == "HGMMA":
+        counts["hgmma"] += 1
+        counts["hgmma_flops"] += mma_flops(opcode, operands)
+    elif base == "HMMA":
+        counts["hmma"] += 1
+        counts["hmma_flops"] += mma_flops(opcode, operands)
+    elif base in ("LDS", "LDSM"):
+        counts["lds_bytes"] += access_bytes(opcode)
+    elif base in ("STS", "STSM"):
+        counts["sts_bytes"] += access_bytes(opcode)
+    elif base.startswith(TMA_PREFIX):
+        counts["tma"] += 1
+    elif base.startswith(SYNC_PREFIX):
+        counts["sync"] += 1
+    elif base in CONTROL:
+        counts["control"] += 1
+    elif base in FP32:
+        counts["fp32"] += 1
+    elif base in MEM_OTHER:
+        counts["other"] += 1
+    elif base.startswith("U"):
+        counts["uniform"] += 1
+    else:
+        counts["alu"] += 1
+
+
+def find_tool(name, given):
+    path = given or shutil.which(name)
+    if not path:
+        sys.exit(f"sass_mix: {name} not found (PATH, or --{name}); tools/install_deps.sh installs it")
+    return path
+
+
+def count(cubin, source, kernel_filter, nvdisasm):
+    regions = read_regions(source)
+    text = subprocess.run([nvdisasm, "-gi", cubin], check=True, capture_output=True, text=True).stdout
+    source_name = os.path.basename(source)
+    result, func, frames, pending = {}, None, [], True
+    for line in text.splitlines():
+        m = FUNC.match(line)
+        if m:
+            func = m.group(1) if re.search(kernel_filter, m.group(1)) else None
+            frames = []
+            if func:
+                result[func] = {}
+            continue
+        if func is None:
+            continue
+        if "//##" in line:
+            # An instruction's inlined chain comes as consecutive annotations, innermost first,
+            # each naming one frame (and its call site): their first frames, in order.
+            frame = FRAME.findall(line)[0]
+            frames = ([] if pending else frames) + [(frame[0], int(frame[1]))]
+            pending = False
+            continue
+        m = INSTR.match(line)
+        if not m:
+            continue
+        pending = True
+        region = region_of(frames, source_name, regions)
+        counts = result[func].setdefault(region, dict.fromkeys(CLASSES, 0))
+        classify(m.group(1), m.group(2), counts)
+    if not result:
+        sys.exit(f"sass_mix: no function of {cubin} matches '{kernel_filter}'")
+    return result
+
+
+def emit_cpp(mix, name, out, command):
+    """A header with one table: (function, region, counts...), for the model."""
+    rows = []
+    for func in sorted(mix):
+        for region in sorted(mix[func]):
+            c = mix[func][region]
+            rows.append("    {\"%s\", \"%s\", {%s}}," % (func, region, ", ".join(str(c[k]) for k in CLASSES)))
+    fields = ", ".join(CLASSES)
+    body = f"""#pragma once
+// Generated by tools/sass_mix.py; do not edit. Regenerate with:
+//   {command}
+// Static SASS instruction counts per warp of each kernel instantiation, by marked source region
+// (per chunk for the `.chunk`, `.fast` and `.slow` regions). Fields: {fields}.
+#include "sim/sass_mix.hpp"
+
+namespace overlap::sim::generated {{
+
+inline constexpr SassRegionMix {name}[] = {{
+{chr(10).join(rows)}
+}};
+
+}}  // namespace overlap::sim::generated
+"""
+    with open(out, "w") as f:
+        f.write(body)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cubin", required=True)
+    ap.add_argument("--source", required=True, help="the kernel source with sass:NAME region markers")
+    ap.add_argument("--kernel", default=".", help="regex on the mangled function names to count")
+    ap.add_argument("--nvdisasm", default=None)
+    ap.add_argument("--json", default=None, help="write {function: {region: counts}} here")
+    ap.add_argument("--cpp", default=None, help="write a C++ header with the table for the model")
+    ap.add_argument("--cpp-name", default="kSassMix")
+    ap.add_argument("--command", default=None, help="the regeneration command quoted in the header")
+    args = ap.parse_args()
+    mix = count(args.cubin, args.source, args.kernel, find_tool("nvdisasm", args.nvdisasm))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(mix, f, indent=1, sort_keys=True)
+    if args.cpp:
+        emit_cpp(mix, args.cpp_name, args.cpp, args.command or " ".join(sys.argv))
+    if not args.json and not args.cpp:
+        for func, regions in sorted(mix.items()):
+            print(func)
+            for region, c in sorted(regions.items()):
+                shown = " ".join(f"{k}={v}" for k, v in c.items() if v)
+                print(f"  {region:16s} {shown}")
+
+
+if __name__ == "__main__":
+    main()
