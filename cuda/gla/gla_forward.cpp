@@ -94,15 +94,15 @@ std::size_t gla_workspace_bytes(GlaVariant v, const gla::GlaShape& s) {
 }
 
 GlaVariant default_gla_variant(const gla::GlaShape& s) {
-  // The fused pass has B*H*V/64 CTAs walking T/64 chunks each: it fills the GPU only when
-  // there are enough (b, h, v-block) slices, and there pipelined_fused measured fastest (128
-  // and 256 slices, K = 64 and 128). With fewer slices the materialized carry's
-  // chunk-parallel output kernel wins, fastest in its pingpong form (64 slices, K = 128),
-  // which needs sm_90.
+  // pingpong_fused measured fastest at every benchmark shape, 1.4-4.7x the next variant
+  // (docs/results/gla_h100.md). Where it cannot run (no sm_90 GPU), the mma.sync kernels: the
+  // fused pass fills the GPU only with enough (b, h, v-block) slices, and below that the
+  // materialized carry's chunk-parallel output kernel wins.
+  const GlaVariant pingpong{Schedule::Pingpong, StateCarry::Fused};
+  if (gla_can_implement(pingpong, s)) return pingpong;
   const std::int64_t slices = s.B * s.H * (s.V / 64);
   if (slices >= 96) return {Schedule::Pipelined, StateCarry::Fused};
-  const GlaVariant pingpong{Schedule::Pingpong, StateCarry::Materialized};
-  return gla_can_implement(pingpong, s) ? pingpong : GlaVariant{Schedule::Pipelined, StateCarry::Materialized};
+  return {Schedule::Pipelined, StateCarry::Materialized};
 }
 
 void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, CUstream_st* stream,

@@ -16,7 +16,9 @@
 // FlashAttention-3's overlap of element-wise work with tensor-core work, by role.
 //
 // Numerics. q~ and k~ share one anchor, the chunk's start: q~_i . k~_j = q_i k_j 2^(b_i - b_j)
-// for j <= i (the products the mask keeps are <= 1), and q~ <= q, k~ <= k 2^(-b_last). That is
+// for j <= i (the products the mask keeps are <= 1), and q~ <= q, k~ <= k 2^(-b_last). The
+// diagonal of A (no decay) is q_i . k_i from the unrounded operands, so that rounding q~ and k~
+// to bf16 cannot reach a row's own term (a short sequence's output is mostly that term). That is
 // safe while every channel decays by at most 2^-kMaxFastDecay over the chunk, which covers the
 // usual GLA gates (logsigmoid/16: about 2^-5 per chunk) by a wide margin. A chunk with stronger
 // decay takes the anchored path instead (the gating warpgroup builds A itself with every factor
@@ -67,7 +69,8 @@ struct Layout {
   static constexpr int kQ = 0, kK = L.k_offset(), kG = L.g_offset(), kV = L.v_offset();
   static constexpr int kStage = L.stage_bytes();
   static constexpr int kState = L.state_offset(), kOut = L.out_offset(), kDiag = L.diag_offset();
-  static constexpr int kTotals = L.totals_offset(), kDecay = L.decay_offset(), kFlags = L.flags_offset();
+  static constexpr int kTotals = L.totals_offset(), kDecay = L.decay_offset(), kSelf = L.self_offset();
+  static constexpr int kFlags = L.flags_offset();
   static constexpr int kBars = L.barriers_offset(), kBytes = L.bytes();
   static constexpr int kLoadBytes = L.load_bytes();
 };
@@ -111,6 +114,19 @@ __device__ void produce(const Params& p, unsigned char* smem, const Barriers& ba
 #pragma unroll
     for (int a = 0; a < BV / 64; ++a)
       sm90::tma_load_4d(st + L::kV + a * 8192, &p.v_map, &bar.full[s], v0 + a * 64, t0, h, b);
+    // The chunk that will next use this stage, into L2 now: when the stage frees, its load
+    // waits for L2, not DRAM, and the ring keeps more bytes in flight than it has stages.
+    if (n + S < p.num_chunks) {
+      const int t1 = (n + S) * kChunk;
+#pragma unroll
+      for (int a = 0; a < K / 64; ++a) {
+        sm90::tma_prefetch_l2_4d(&p.q_map, a * 64, t1, h, b);
+        sm90::tma_prefetch_l2_4d(&p.k_map, a * 64, t1, h, b);
+      }
+      sm90::tma_prefetch_l2_4d(&p.g_map, 0, t1, h, b);
+#pragma unroll
+      for (int a = 0; a < BV / 64; ++a) sm90::tma_prefetch_l2_4d(&p.v_map, v0 + a * 64, t1, h, b);
+    }
   }  // } sass:producer.chunk
 }
 
@@ -245,6 +261,34 @@ __device__ __forceinline__ void store_row_block(void* a_tile, int w, const float
     }
 }
 
+// One halving step of warp_sum_scatter: lanes with bit O set keep the upper half of the O * 2
+// remaining values (adding their partner's), the others the lower half.
+template <int O, int N>
+__device__ __forceinline__ void sum_halves(float (&v)[N], int lane) {
+  const bool upper = (lane & O) != 0;
+#pragma unroll
+  for (int i = 0; i < O; ++i) {
+    const float send = upper ? v[i] : v[i + O];
+    const float keep = upper ? v[i + O] : v[i];
+    v[i] = keep + __shfl_xor_sync(0xffffffffu, send, O);
+  }
+  if constexpr (O > 1) sum_halves<O / 2>(v, lane);
+}
+
+// Sums v[r] over the warp's lanes for every r (N = 16 or 32 values per lane) in 31 shuffles;
+// lane L returns the sum for r = L % N.
+template <int N>
+__device__ __forceinline__ float warp_sum_scatter(float (&v)[N]) {
+  static_assert(N == 16 || N == 32, "one value per lane at the end");
+  const int lane = threadIdx.x & 31;
+  if constexpr (N == 16) {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) v[i] += __shfl_xor_sync(0xffffffffu, v[i], 16);
+  }
+  sum_halves<N / 2>(v, lane);
+  return v[0];
+}
+
 // ---- gating ---------------------------------------------------------------------------------
 // Thread t owns channels 2cp, 2cp+1 (cp = t % (K/2)) of rows [part*R, part*R + R).
 template <int K, int BV, int S>
@@ -256,6 +300,7 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
   const int w = t / 32;
   float2* totals = reinterpret_cast<float2*>(smem + L::kTotals);  // [2][kParts][kPairs]
   float* decay = reinterpret_cast<float*>(smem + L::kDecay);       // [S][K]
+  float* self = reinterpret_cast<float*>(smem + L::kSelf);         // [S][2][64]
   int* flags = reinterpret_cast<int*>(smem + L::kFlags);           // [S]
   float* scratch = reinterpret_cast<float*>(smem + L::kDiag) + w * 256;
 
@@ -300,17 +345,25 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
       int base[8];
 #pragma unroll
       for (int j = 0; j < 8; ++j) base[j] = sw128(row0 + j, col, kChunk) - j * 128;
+      float dots[kRows];  // this thread's share of q_r . k_r
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         const int off = base[r & 7] + r * 128;
         auto& qr = *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(q) + off);
         auto& kr = *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(k) + off);
         const float2 qv = ptx::unpack_bf16(qr), kv = ptx::unpack_bf16(kr);
+        dots[r] = qv.x * kv.x + qv.y * kv.y;
         const float kt0 = kv.x * ptx::exp2_approx(-b[r].x), kt1 = kv.y * ptx::exp2_approx(-b[r].y);
         qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(b[r].x), qv.y * ptx::exp2_approx(b[r].y));
         *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(g) + off) = ptx::pack_bf16(kt0, kt1);
         kr = ptx::pack_bf16(kt0 * d.x, kt1 * d.y);
       }
+      // Each warp holds 64 channels of its rows (K = 128: half of them, the other warp of the
+      // part the rest; K = 64: all, in lanes 0-15).
+      const int lane = t & 31;
+      const float dot = warp_sum_scatter(dots);
+      const int half = K == 128 ? (w & 1) : (lane >> 4);
+      self[(s * 2 + half) * kChunk + row0 + lane % kRows] = (K == 128 || lane < 16) ? dot : 0.f;
       // } sass:gating.fast
     } else {  // sass:gating.slow {
       // b in place of g; A from the anchored products of the raw q, k; then q~ and kd in place
@@ -453,6 +506,7 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     // serialize every wgmma of the kernel: C7514.)
     std::uint32_t af[4][4];
     if (!slow) {  // sass:output.fast {
+      const float* self = reinterpret_cast<const float*>(smem + L::kSelf) + s * 2 * kChunk;
       float a[32];
       // Both K-major: step 32 bytes along a 128-byte row, 8 KB per 64 channels.
       sm90::wgmma_fence();
@@ -464,12 +518,16 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
       sm90::wgmma_commit();
       sm90::wgmma_wait<0>();
       sm90::fence_regs(a);
-      // Causal mask (column <= row), then the accumulators as the bf16 A operand of A v.
+      // Causal mask (column <= row), the exact diagonal, then the accumulators as the bf16 A
+      // operand of A v.
 #pragma unroll
       for (int j = 0; j < 8; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (8 * j + 2 * (lane & 3) + (e & 1) > row + 8 * (e >> 1)) a[4 * j + e] = 0.f;
+        for (int e = 0; e < 4; ++e) {
+          const int c = 8 * j + 2 * (lane & 3) + (e & 1), r = row + 8 * (e >> 1);
+          if (c > r) a[4 * j + e] = 0.f;
+          if (c == r) a[4 * j + e] = self[r] + self[kChunk + r];
+        }
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         af[kk][0] = ptx::pack_bf16(a[8 * kk + 0], a[8 * kk + 1]);

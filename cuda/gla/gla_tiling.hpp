@@ -28,7 +28,7 @@ enum class StateCarry {
 // gating warpgroup rewrites q, k, g in place into q~, kd and k~ or A), the bf16 state operand
 // S_n (K x block_v), the o staging tile (64 x block_v bf16), the anchored path's four 16x16 fp32
 // diagonal blocks, the cumulative-sum part totals (two buffers), the per-stage state decay
-// (K fp32) and path flag, the mbarriers (full, prepared, empty per stage; S ready, S free) and
+// (K fp32), q_i . k_i of each row (two halves of K) and path flag, the mbarriers (full, prepared, empty per stage; S ready, S free) and
 // 1 KB to align the tiles to the 1024 bytes the 128-byte swizzle needs.
 struct PingpongFusedLayout {
   int K, block_v, stages;
@@ -54,7 +54,8 @@ struct PingpongFusedLayout {
   constexpr int diag_offset() const { return out_offset() + kChunk * block_v * 2; }
   constexpr int totals_offset() const { return diag_offset() + 4 * 16 * 16 * 4; }
   constexpr int decay_offset() const { return totals_offset() + 2 * 128 * 8; }
-  constexpr int flags_offset() const { return decay_offset() + stages * K * 4; }
+  constexpr int self_offset() const { return decay_offset() + stages * K * 4; }  // [stages][2][64] fp32
+  constexpr int flags_offset() const { return self_offset() + stages * 2 * kChunk * 4; }
   constexpr int barriers_offset() const { return flags_offset() + 16 * ((stages * 4 + 15) / 16); }
   constexpr int bytes() const { return barriers_offset() + (3 * stages + 2) * 8 + 1024; }
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Which unit binds each gla schedule (Nsight Compute, one launch per variant and shape):
+# duration, DRAM and SM throughput, the utilization of each pipe (tensor wgmma / mma.sync,
+# FMA, ALU, XU = special functions, shared memory), issue slots, and the warp stall reasons.
+#   bash tools/device/gla_ncu.sh [VARIANTS] [SHAPES]   (after tools/device/setup.sh built the C API)
+# Writes $OUT/ncu_<variant>_<shape>.txt and prints one summary table.
+set -o pipefail
+OUT=${OUT:-out}
+B=${OVERLAP_BUILD:-build-device}
+variants=${1:-sequential_fused,pipelined_fused,pingpong_fused}
+shapes=${2:-"8,4096,16,128,128;4,4096,32,64,64"}
+# Metric names differ between chips and Nsight versions: keep those this one knows.
+ncu --query-metrics --chip gh100 >"$OUT/ncu_metrics.txt" 2>&1
+wanted="gpu__time_duration.sum dram__throughput.avg.pct_of_peak_sustained_elapsed
+sm__throughput.avg.pct_of_peak_sustained_elapsed sm__inst_issued.avg.pct_of_peak_sustained_active
+sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
+sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active
+sm__pipe_xu_cycles_active.avg.pct_of_peak_sustained_active sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active
+sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active
+l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed
+sm__warps_active.avg.pct_of_peak_sustained_active"
+metrics=""
+for m in $wanted; do
+  grep -q "^${m%%.*}\b\|^\s*${m%%.*}\s" "$OUT/ncu_metrics.txt" && metrics="${metrics:+$metrics,}$m"
+done
+echo "ncu metrics used: $metrics"
+IFS=';' read -ra shape_list <<<"$shapes"
+for shape in "${shape_list[@]}"; do
+  for v in ${variants//,/ }; do
+    f="$OUT/ncu_${v}_${shape//,/_}.txt"
+    timeout 120 ncu --kernel-name regex:gla_ --launch-skip 1 --launch-count 1 --metrics "$metrics" \
+      --section WarpStateStats --print-details all \
+      python3 bench/gpu/bench_gla.py --lib "$B/cuda/gla/liboverlap_gla_capi.so" --no-peers --reps 1 --warmup 1 \
+      --variants "$v" --shapes "$shape" >"$f" 2>&1
+    echo "== $v $shape (ncu exit $?)"
+    grep -E "^\s+(gpu__time|dram__|sm__|l1tex__)" "$f" | awk '{printf "   %-80s %s %s\n", $1, $2, $3}'
+    grep -E "Stall [A-Z]|Warp Cycles Per Issued" "$f" | sort -t' ' -k1 | head -8
+  done
+done
