@@ -34,14 +34,6 @@
 #include "gla/gla_tiling.hpp"
 #include "gla/gla_wgmma.cuh"
 
-// EXPERIMENT (A/B switches for one measurement; removed with the decision).
-#ifndef OVERLAP_GLA_L2_PREFETCH
-#define OVERLAP_GLA_L2_PREFETCH 1
-#endif
-#ifndef OVERLAP_GLA_EXACT_DIAGONAL
-#define OVERLAP_GLA_EXACT_DIAGONAL 1
-#endif
-
 namespace overlap::cuda::gla_pingpong_fused {
 
 using bf16 = __nv_bfloat16;
@@ -122,19 +114,6 @@ __device__ void produce(const Params& p, unsigned char* smem, const Barriers& ba
 #pragma unroll
     for (int a = 0; a < BV / 64; ++a)
       sm90::tma_load_4d(st + L::kV + a * 8192, &p.v_map, &bar.full[s], v0 + a * 64, t0, h, b);
-    // The chunk that will next use this stage, into L2 now: when the stage frees, its load
-    // waits for L2, not DRAM, and the ring keeps more bytes in flight than it has stages.
-    if (OVERLAP_GLA_L2_PREFETCH && n + S < p.num_chunks) {
-      const int t1 = (n + S) * kChunk;
-#pragma unroll
-      for (int a = 0; a < K / 64; ++a) {
-        sm90::tma_prefetch_l2_4d(&p.q_map, a * 64, t1, h, b);
-        sm90::tma_prefetch_l2_4d(&p.k_map, a * 64, t1, h, b);
-      }
-      sm90::tma_prefetch_l2_4d(&p.g_map, 0, t1, h, b);
-#pragma unroll
-      for (int a = 0; a < BV / 64; ++a) sm90::tma_prefetch_l2_4d(&p.v_map, v0 + a * 64, t1, h, b);
-    }
   }  // } sass:producer.chunk
 }
 
@@ -534,7 +513,7 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
         for (int e = 0; e < 4; ++e) {
           const int c = 8 * j + 2 * (lane & 3) + (e & 1), r = row + 8 * (e >> 1);
           if (c > r) a[4 * j + e] = 0.f;
-          if (OVERLAP_GLA_EXACT_DIAGONAL && c == r) a[4 * j + e] = self[r] + self[kChunk + r];
+          if (c == r) a[4 * j + e] = self[r] + self[kChunk + r];
         }
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {

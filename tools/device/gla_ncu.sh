@@ -35,6 +35,17 @@ for shape in "${shape_list[@]}"; do
       --variants "$v" --shapes "$shape" >"$f" 2>&1
     echo "== $v $shape (ncu exit $?)"
     grep -E "^\s+(gpu__time|dram__|sm__|l1tex__)" "$f" | awk '{printf "   %-80s %s %s\n", $1, $2, $3}'
-    grep -E "Stall [A-Z]|Warp Cycles Per Issued" "$f" | sort -t' ' -k1 | head -8
+    grep -E "Warp Cycles Per Issued" "$f"
+    grep -E "^\s+Stall [A-Z]" "$f" | sort -k4 -g -r | head -5
   done
 done
+# With SOURCE=1: per-SASS-instruction stall samples of pingpong_fused at the first shape (CSV;
+# tools/sass_mix.py's region markers attribute them to the kernel's roles on the host).
+if [[ -n ${SOURCE:-} ]]; then
+  shape=${shape_list[0]}
+  timeout 150 ncu --kernel-name regex:gla_pingpong_fused --launch-skip 1 --launch-count 1 --section SourceCounters \
+    --section WarpStateStats --page source --print-source sass --csv \
+    python3 bench/gpu/bench_gla.py --lib "$B/cuda/gla/liboverlap_gla_capi.so" --no-peers --reps 1 --warmup 1 \
+    --variants pingpong_fused --shapes "$shape" >"$OUT/ncu_source_${shape//,/_}.csv" 2>&1
+  echo "ncu source page: exit $? ($(wc -l <"$OUT/ncu_source_${shape//,/_}.csv") lines)"
+fi
