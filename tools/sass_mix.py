@@ -5,8 +5,8 @@
         [--kernel REGEX] [--json OUT.json] [--cpp OUT.hpp --cpp-name NAME]
 
 Regions are marked in the kernel's source with comments: a line containing `sass:NAME {` opens
-region NAME, a line containing `} sass:NAME` closes it (a region may have several spans; one line
-may close one region and open another). `nvdisasm -gi` gives every instruction its chain of
+region NAME, a line containing `} sass:NAME` closes it, `sass:NAME {}` marks one line (a region
+may have several spans; one line may close one region and open another). `nvdisasm -gi` gives every instruction its chain of
 inlined source frames; the instruction belongs to the innermost marked region that contains the
 first frame (innermost first) lying in any region. Instructions in no region are counted under
 `(other)`. The code inside a region that sits in a loop body runs once per iteration: the
@@ -27,7 +27,8 @@ import shutil
 import subprocess
 import sys
 
-OPEN = re.compile(r"sass:([\w.]+)\s*\{")
+ONE_LINE = re.compile(r"sass:([\w.]+)\s*\{\}")
+OPEN = re.compile(r"sass:([\w.]+)\s*\{(?!\})")
 CLOSE = re.compile(r"\}\s*sass:([\w.]+)")
 FRAME = re.compile(r'"([^"]+)", line (\d+)')
 INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)(.*?);")
@@ -48,6 +49,8 @@ def read_regions(source):
     regions, open_at = {}, {}
     with open(source) as f:
         for number, line in enumerate(f, 1):
+            for name in ONE_LINE.findall(line):
+                regions.setdefault(name, []).append((number, number))
             for name in CLOSE.findall(line):
                 if name not in open_at:
                     sys.exit(f"sass_mix: {source}:{number}: region '{name}' closed but not open")
@@ -145,6 +148,36 @@ def find_tool(name, given):
     if not path:
         sys.exit(f"sass_mix: {name} not found (PATH, or --{name}); tools/install_deps.sh installs it")
     return path
+
+
+def attribute(cubin, source, kernel_filter, nvdisasm):
+    """{function: [(offset, opcode, region), ...]} in address order."""
+    regions = read_regions(source)
+    text = subprocess.run([nvdisasm, "-gi", cubin], check=True, capture_output=True, text=True).stdout
+    source_name = os.path.basename(source)
+    result, func, frames, pending = {}, None, [], True
+    for line in text.splitlines():
+        m = FUNC.match(line)
+        if m:
+            func = m.group(1) if re.search(kernel_filter, m.group(1)) else None
+            frames = []
+            if func:
+                result[func] = []
+            continue
+        if func is None:
+            continue
+        if "//##" in line:
+            frame = FRAME.findall(line)[0]
+            frames = ([] if pending else frames) + [(frame[0], int(frame[1]))]
+            pending = False
+            continue
+        m = INSTR.match(line)
+        if not m:
+            continue
+        pending = True
+        offset = int(re.match(r"^\s*/\*([0-9a-f]+)\*/", line).group(1), 16)
+        result[func].append((offset, m.group(1), region_of(frames, source_name, regions)))
+    return result
 
 
 def count(cubin, source, kernel_filter, nvdisasm):

@@ -1,19 +1,22 @@
 #pragma once
 // gla forward, fused state carry, Hopper warp specialization (SPEC's "pingpong" schedule).
 // One CTA per (b, h, v-block) walks the chunks of its sequence with the state S in registers.
-// Four warpgroups, each with one job, hand each chunk on through mbarriers:
+// Four warpgroups hand each chunk on through mbarriers:
 //
-//   producer  one thread issues the TMA loads of q, k, g, v into a ring of stages
-//   gating    forms the gated operands of a chunk ONCE, in shared memory, in place:
-//             b = log2(e) * in-chunk cumsum of g, q~ = q 2^b, k~ = k 2^-b, kd = k 2^(b_last - b),
-//             and the state decay 2^b_last per channel
-//   state     S <- diag(2^b_last) S + kd^T v (wgmma, S in fp32 registers), then S as bf16 in
-//             shared memory for the next chunk's output
-//   output    A = mask(q~ k~^T), o = s (q~ S_n + A v) (wgmma), o stored by TMA
+//   gating x2 form the gated operands of a chunk ONCE, in shared memory, in place (half the rows
+//             each): b = log2(e) * in-chunk cumsum of g, q~ = q 2^b, k~ = k 2^-b, and the state
+//             decay D = 2^b_last per channel
+//   state     S <- D (S + k~^T v) (wgmma, S in fp32 registers), then S as bf16 in shared memory
+//             for the next chunk's output
+//   output    A = mask(q~ k~^T), o = s (q~ S_n + A v) (wgmma), o stored by TMA; one of its
+//             threads also issues the TMA loads of the ring, refilling a stage as it frees it
 //
-// While the output warpgroup runs chunk n's GEMMs, the gating warpgroup builds chunk n+1's
+// While the output warpgroup runs chunk n's GEMMs, the gating warpgroups build chunk n+1's
 // operands on the FP32 and special-function pipes and the state warpgroup folds chunk n into S:
-// FlashAttention-3's overlap of element-wise work with tensor-core work, by role.
+// FlashAttention-3's overlap of element-wise work with tensor-core work, by role. The gating
+// work is latency-bound (dependent shared-memory and MUFU results): it gets two warps per
+// scheduler, measured 2.5 us per chunk with one at B=2, T=16384 (Nsight Compute's stall
+// samples: the other roles waited on it).
 //
 // Numerics. q~ and k~ share one anchor, the chunk's start: q~_i . k~_j = q_i k_j 2^(b_i - b_j)
 // for j <= i (the products the mask keeps are <= 1), and q~ <= q, k~ <= k 2^(-b_last). The
@@ -23,7 +26,8 @@
 // usual GLA gates (logsigmoid/16: about 2^-5 per chunk) by a wide margin. A chunk with stronger
 // decay takes the anchored path instead (the gating warpgroup builds A itself with every factor
 // 2^x, x <= 0: anchored at each 16-row sub-chunk's first row, the diagonal 16x16 blocks by
-// halving anchors) and the output warpgroup reads A from shared memory. Strong gates (SPEC:
+// halving anchors), the output warpgroup reads A from shared memory, and the state takes
+// kd = k 2^(b_last - b) for S <- D S + kd^T v. Strong gates (SPEC:
 // about -7 per step) take it in every chunk; the GPU tests run both paths.
 #include <cstdint>
 #include <cuda.h>
@@ -89,32 +93,31 @@ __device__ __forceinline__ std::uint32_t pair_at(const void* tile, int row, int 
 
 struct Barriers {
   std::uint64_t* full;      // [S] TMA bytes of a stage landed
-  std::uint64_t* prepared;  // [S] gating warpgroup done with the stage's chunk (128 arrivals)
+  std::uint64_t* prepared;  // [S] gating warpgroups done with the stage's chunk (256 arrivals)
   std::uint64_t* empty;     // [S] state and output warpgroups done with it (one per warp)
   std::uint64_t* s_ready;   // S_n (bf16) written for the output warpgroup (128 arrivals)
   std::uint64_t* s_free;    // the output warpgroup has read S_n (one per warp)
 };
 
-// ---- producer ------------------------------------------------------------------------------
+// ---- loads ----------------------------------------------------------------------------------
+// The TMA loads of chunk n into its stage (issued by one output thread).
 template <int K, int BV, int S>
-__device__ void produce(const Params& p, unsigned char* smem, const Barriers& bar, int b, int h, int v0) {
+__device__ void load_chunk(const Params& p, unsigned char* smem, const Barriers& bar, int n, int b, int h, int v0) {
   using L = Layout<K, BV, S>;
-  for (int n = 0; n < p.num_chunks; ++n) {  // sass:producer.chunk {
-    const int s = n % S;
-    if (n >= S) sm90::mbar_wait(&bar.empty[s], ((n / S) - 1) & 1);
-    sm90::mbar_arrive_expect_tx(&bar.full[s], L::kLoadBytes);
-    unsigned char* st = smem + s * L::kStage;
-    const int t0 = n * kChunk;
+  const int s = n % S;  // sass:producer.chunk {
+  sm90::mbar_arrive_expect_tx(&bar.full[s], L::kLoadBytes);
+  unsigned char* st = smem + s * L::kStage;
+  const int t0 = n * kChunk;
 #pragma unroll
-    for (int a = 0; a < K / 64; ++a) {
-      sm90::tma_load_4d(st + L::kQ + a * 8192, &p.q_map, &bar.full[s], a * 64, t0, h, b);
-      sm90::tma_load_4d(st + L::kK + a * 8192, &p.k_map, &bar.full[s], a * 64, t0, h, b);
-    }
-    sm90::tma_load_4d(st + L::kG, &p.g_map, &bar.full[s], 0, t0, h, b);
+  for (int a = 0; a < K / 64; ++a) {
+    sm90::tma_load_4d(st + L::kQ + a * 8192, &p.q_map, &bar.full[s], a * 64, t0, h, b);
+    sm90::tma_load_4d(st + L::kK + a * 8192, &p.k_map, &bar.full[s], a * 64, t0, h, b);
+  }
+  sm90::tma_load_4d(st + L::kG, &p.g_map, &bar.full[s], 0, t0, h, b);
 #pragma unroll
-    for (int a = 0; a < BV / 64; ++a)
-      sm90::tma_load_4d(st + L::kV + a * 8192, &p.v_map, &bar.full[s], v0 + a * 64, t0, h, b);
-  }  // } sass:producer.chunk
+  for (int a = 0; a < BV / 64; ++a)
+    sm90::tma_load_4d(st + L::kV + a * 8192, &p.v_map, &bar.full[s], v0 + a * 64, t0, h, b);
+  // } sass:producer.chunk
 }
 
 // ---- gating: the anchored path for chunks with strong decay ---------------------------------
@@ -262,34 +265,36 @@ __device__ __forceinline__ void sum_halves(float (&v)[N], int lane) {
   if constexpr (O > 1) sum_halves<O / 2>(v, lane);
 }
 
-// Sums v[r] over the warp's lanes for every r (N = 16 or 32 values per lane) in 31 shuffles;
-// lane L returns the sum for r = L % N.
+// Sums v[r] over the warp's lanes for every r (N = 8, 16 or 32 values per lane) in 31
+// shuffles; lane L returns the sum for r = L % N.
 template <int N>
 __device__ __forceinline__ float warp_sum_scatter(float (&v)[N]) {
-  static_assert(N == 16 || N == 32, "one value per lane at the end");
+  static_assert(N == 8 || N == 16 || N == 32, "a power of two, at most one value per lane at the end");
   const int lane = threadIdx.x & 31;
-  if constexpr (N == 16) {
 #pragma unroll
-    for (int i = 0; i < 16; ++i) v[i] += __shfl_xor_sync(0xffffffffu, v[i], 16);
-  }
+  for (int o = 16; o >= N; o >>= 1)  // whole sums over the lanes beyond N
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] += __shfl_xor_sync(0xffffffffu, v[i], o);
   sum_halves<N / 2>(v, lane);
   return v[0];
 }
 
 // ---- gating ---------------------------------------------------------------------------------
-// Thread t owns channels 2cp, 2cp+1 (cp = t % (K/2)) of rows [part*R, part*R + R).
+// Gating thread t (0-255: warpgroups 0 and 1) owns channels 2cp, 2cp+1 (cp = t % (K/2)) of rows
+// [part*R, part*R + R), R = 16 at K = 128, 8 at K = 64.
 template <int K, int BV, int S>
 __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) {
   using L = Layout<K, BV, S>;
-  constexpr int kPairs = K / 2, kParts = 128 / kPairs, kRows = kChunk / kParts;
-  const int t = threadIdx.x - 128;
+  constexpr int kThreads = gla::PingpongFusedLayout::kGatingThreads;
+  constexpr int kPairs = K / 2, kParts = kThreads / kPairs, kRows = kChunk / kParts;
+  const int t = threadIdx.x;
   const int cp = t % kPairs, part = t / kPairs, col = 2 * cp, row0 = part * kRows;
-  const int w = t / 32;
+  const int w = t / 32;  // 0-7; warps 0-3 build A on the anchored path
   float2* totals = reinterpret_cast<float2*>(smem + L::kTotals);  // [2][kParts][kPairs]
   float* decay = reinterpret_cast<float*>(smem + L::kDecay);       // [S][K]
   float* self = reinterpret_cast<float*>(smem + L::kSelf);         // [S][2][64]
   int* flags = reinterpret_cast<int*>(smem + L::kFlags);           // [S]
-  float* scratch = reinterpret_cast<float*>(smem + L::kDiag) + w * 256;
+  float* scratch = reinterpret_cast<float*>(smem + L::kDiag) + (w & 3) * 256;
 
   for (int n = 0; n < p.num_chunks; ++n) {  // sass:gating.chunk {
     const int s = n % S;
@@ -311,7 +316,7 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
     }
     float2* tot = totals + (n & 1) * kParts * kPairs;
     tot[part * kPairs + cp] = acc;
-    sm90::named_sync(kGatingBarrier, 128);  // also: every g of the stage has been read
+    sm90::named_sync(kGatingBarrier, kThreads);  // also: every g of the stage has been read
     float2 carry = make_float2(0.f, 0.f), last = make_float2(0.f, 0.f);
 #pragma unroll
     for (int pp = 0; pp < kParts; ++pp) {
@@ -321,12 +326,13 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
     }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) b[r].x += carry.x, b[r].y += carry.y;
-    const bool slow = sm90::named_sync_or(kGatingBarrier, 128, -last.x > kMaxFastDecay || -last.y > kMaxFastDecay);
+    const bool slow =
+        sm90::named_sync_or(kGatingBarrier, kThreads, -last.x > kMaxFastDecay || -last.y > kMaxFastDecay);
     const float2 d = make_float2(ptx::exp2_approx(last.x), ptx::exp2_approx(last.y));
     if (part == 0) *reinterpret_cast<float2*>(decay + s * K + col) = d;
 
     if (!slow) {  // sass:gating.fast {
-      // q~ in place of q, kd in place of k, k~ (bf16, swizzled) in place of g. row0 is a
+      // q~ in place of q, k~ (bf16, swizzled) in place of g. row0 is a
       // multiple of 8, so row r's swizzle depends on r & 7 only: eight base offsets, each
       // row an immediate 128 r bytes on top.
       int base[8];
@@ -340,27 +346,29 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
         auto& kr = *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(k) + off);
         const float2 qv = ptx::unpack_bf16(qr), kv = ptx::unpack_bf16(kr);
         dots[r] = qv.x * kv.x + qv.y * kv.y;
-        const float kt0 = kv.x * ptx::exp2_approx(-b[r].x), kt1 = kv.y * ptx::exp2_approx(-b[r].y);
         qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(b[r].x), qv.y * ptx::exp2_approx(b[r].y));
-        *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(g) + off) = ptx::pack_bf16(kt0, kt1);
-        kr = ptx::pack_bf16(kt0 * d.x, kt1 * d.y);
+        *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(g) + off) =
+            ptx::pack_bf16(kv.x * ptx::exp2_approx(-b[r].x), kv.y * ptx::exp2_approx(-b[r].y));
       }
-      // Each warp holds 64 channels of its rows (K = 128: half of them, the other warp of the
-      // part the rest; K = 64: all, in lanes 0-15).
+      // Each warp holds 64 channels of its rows: K = 128, half of them (the part's other warp
+      // the rest); K = 64, all (half 1 is zero).
       const int lane = t & 31;
       const float dot = warp_sum_scatter(dots);
-      const int half = K == 128 ? (w & 1) : (lane >> 4);
-      self[(s * 2 + half) * kChunk + row0 + lane % kRows] = (K == 128 || lane < 16) ? dot : 0.f;
+      if (K == 128) {
+        if (lane < kRows) self[(s * 2 + (w & 1)) * kChunk + row0 + lane] = dot;
+      } else if (lane < 2 * kRows) {
+        self[(s * 2 + lane / kRows) * kChunk + row0 + lane % kRows] = lane < kRows ? dot : 0.f;
+      }
       // } sass:gating.fast
     } else {  // sass:gating.slow {
       // b in place of g; A from the anchored products of the raw q, k; then q~ and kd in place
       // (b read back, so that b's registers are free while A is built); then A in place of b.
 #pragma unroll
       for (int r = 0; r < kRows; ++r) *reinterpret_cast<float2*>(g + (row0 + r) * K + col) = b[r];
-      sm90::named_sync(kGatingBarrier, 128);
+      sm90::named_sync(kGatingBarrier, kThreads);
       float off[6][4];
-      anchored_row_block<K>(q, k, g, w, off, scratch);
-      sm90::named_sync(kGatingBarrier, 128);  // every warp is done reading q and k
+      if (w < 4) anchored_row_block<K>(q, k, g, w, off, scratch);
+      sm90::named_sync(kGatingBarrier, kThreads);  // every warp is done reading q and k
 #pragma unroll 4
       for (int r = 0; r < kRows; ++r) {
         const int row = row0 + r;
@@ -371,8 +379,8 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
         qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(br.x), qv.y * ptx::exp2_approx(br.y));
         kr = ptx::pack_bf16(kv.x * ptx::exp2_approx(last.x - br.x), kv.y * ptx::exp2_approx(last.y - br.y));
       }
-      sm90::named_sync(kGatingBarrier, 128);  // every warp is done reading b
-      store_row_block(g, w, off, scratch);
+      sm90::named_sync(kGatingBarrier, kThreads);  // every warp is done reading b
+      if (w < 4) store_row_block(g, w, off, scratch);
     }  // } sass:gating.slow
     if (t == 0) flags[s] = slow;
     sm90::fence_proxy_async();  // the wgmmas of the other warpgroups read what was written
@@ -409,6 +417,15 @@ struct StateTile {
       for (int e = 0; e < kRegs; e += 2)
         *reinterpret_cast<float2*>(dst + (long long)row(mt, e) * ld + col(e)) = make_float2(s[mt][e], s[mt][e + 1]);
   }
+  // S <- diag(decay) S (decay: one factor per row, in shared memory).
+  __device__ void scale_rows(const float* decay) {
+#pragma unroll
+    for (int mt = 0; mt < kTiles; ++mt) {
+      const float d0 = decay[row(mt, 0)], d1 = decay[row(mt, 2)];
+#pragma unroll
+      for (int e = 0; e < kRegs; ++e) s[mt][e] *= (e & 2) ? d1 : d0;
+    }
+  }
   // bf16 copy as the MN-major B operand of q~ S: 64-column atoms of K rows, 128-byte swizzle.
   __device__ void store_operand(void* tile) const {
 #pragma unroll
@@ -423,6 +440,7 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
   using L = Layout<K, BV, S>;
   const int lane = threadIdx.x & 31;
   const float* decay = reinterpret_cast<const float*>(smem + L::kDecay);
+  const int* flags = reinterpret_cast<const int*>(smem + L::kFlags);
   void* s_tile = smem + L::kState;
   StateTile<K, BV> S_;
   S_.load(p.h0 ? p.h0 + state0 : nullptr, p.V);
@@ -434,15 +452,13 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
     const int s = n % S;
     sm90::mbar_wait(&bar.full[s], (n / S) & 1);
     sm90::mbar_wait(&bar.prepared[s], (n / S) & 1);
+    // Single anchor: S <- D (S + k~^T v), k~ over g. Anchored path: S <- D S + kd^T v, kd over k.
+    const bool slow = __shfl_sync(0xffffffffu, flags[s], 0) != 0;
     unsigned char* st = smem + s * L::kStage;
-#pragma unroll
-    for (int mt = 0; mt < StateTile<K, BV>::kTiles; ++mt) {  // sass:state.scale {
-      const float d0 = decay[s * K + S_.row(mt, 0)], d1 = decay[s * K + S_.row(mt, 2)];
-#pragma unroll
-      for (int e = 0; e < StateTile<K, BV>::kRegs; ++e) S_.s[mt][e] *= (e & 2) ? d1 : d0;
-    }  // } sass:state.scale
-    // S += kd^T v: A = kd^T (MN-major: kd rows are chunk steps, 64 channels per atom), B = v
-    // (MN-major: 64 columns per atom, 8 KB apart).
+    unsigned char* keys = st + (slow ? L::kK : L::kG);
+    if (slow) S_.scale_rows(decay + s * K);  // sass:state.slow {}
+    // A = keys^T (MN-major: rows are chunk steps, 64 channels per atom), B = v (MN-major: 64
+    // columns per atom, 8 KB apart).
 #pragma unroll
     for (int mt = 0; mt < StateTile<K, BV>::kTiles; ++mt) sm90::fence_regs(S_.s[mt]);
     sm90::wgmma_fence();
@@ -450,12 +466,13 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
     for (int mt = 0; mt < StateTile<K, BV>::kTiles; ++mt)
 #pragma unroll
       for (int kk = 0; kk < kChunk / 16; ++kk)
-        sm90::wgmma_ss<Major::MN, Major::MN, BV>(sm90::sw128_desc(st + L::kK + mt * 8192 + kk * 2048, 8192, 1024),
+        sm90::wgmma_ss<Major::MN, Major::MN, BV>(sm90::sw128_desc(keys + mt * 8192 + kk * 2048, 8192, 1024),
                                                  sm90::sw128_desc(st + L::kV + kk * 2048, 8192, 1024), S_.s[mt], true);
     sm90::wgmma_commit();
     sm90::wgmma_wait<0>();
 #pragma unroll
     for (int mt = 0; mt < StateTile<K, BV>::kTiles; ++mt) sm90::fence_regs(S_.s[mt]);
+    if (!slow) S_.scale_rows(decay + s * K);  // sass:state.scale {}
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(&bar.empty[s]);
     if (n + 1 < p.num_chunks) {  // sass:state.store {
@@ -477,6 +494,14 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
   const int* flags = reinterpret_cast<const int*>(smem + L::kFlags);
   unsigned char* s_tile = smem + L::kState;
   unsigned char* out = smem + L::kOut;
+  // Thread 0 fills the ring, then refills each stage as soon as both of its readers are done.
+  if (t == 0) {
+    sm90::tma_prefetch_map(&p.q_map);
+    sm90::tma_prefetch_map(&p.k_map);
+    sm90::tma_prefetch_map(&p.v_map);
+    sm90::tma_prefetch_map(&p.g_map);
+    for (int n = 0; n < S && n < p.num_chunks; ++n) load_chunk<K, BV, S>(p, smem, bar, n, b, h, v0);
+  }
   for (int n = 0; n < p.num_chunks; ++n) {  // sass:output.chunk {
     const int s = n % S;
     sm90::mbar_wait(&bar.full[s], (n / S) & 1);
@@ -553,6 +578,10 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     sm90::fence_regs(o);
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(&bar.empty[s]);
+    if (t == 0 && n + S < p.num_chunks) {
+      sm90::mbar_wait(&bar.empty[s], (n / S) & 1);  // the state warpgroup is done with it too
+      load_chunk<K, BV, S>(p, smem, bar, n + S, b, h, v0);
+    }
 
     // o * scale as bf16 into the staging tile (the previous chunk's store has read it), then
     // one TMA store per 64 columns; rows past T are not written.
@@ -592,7 +621,7 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       sm90::mbar_init(&bar.full[s], 1);
-      sm90::mbar_init(&bar.prepared[s], 128);
+      sm90::mbar_init(&bar.prepared[s], gla::PingpongFusedLayout::kGatingThreads);
       sm90::mbar_init(&bar.empty[s], 8);
     }
     sm90::mbar_init(bar.s_ready, 128);
@@ -604,23 +633,14 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   __syncthreads();
 
   using R = gla::PingpongFusedLayout;
-  if (wg == 0) {
-    sm90::setmaxnreg_dec<R::kProducerRegs>();
-    if (threadIdx.x == 0) {
-      sm90::tma_prefetch_map(&p.q_map);
-      sm90::tma_prefetch_map(&p.k_map);
-      sm90::tma_prefetch_map(&p.v_map);
-      sm90::tma_prefetch_map(&p.g_map);
-      produce<K, BV, S>(p, smem, bar, b, h, v0);
-    }
-  } else if (wg == 1) {
-    sm90::setmaxnreg_inc<R::kGatingRegs>();
+  if (wg < 2) {
+    sm90::setmaxnreg_dec<R::kGatingRegs>();
     gate<K, BV, S>(p, smem, bar);
   } else if (wg == 2) {
     sm90::setmaxnreg_inc<R::kStateRegs>();
     update_state<K, BV, S>(p, smem, bar, ((long long)b * p.H + h) * K * p.V + v0);
   } else {
-    sm90::setmaxnreg_inc<R::kOutputRegs>();
+    sm90::setmaxnreg_dec<R::kOutputRegs>();
     emit_output<K, BV, S>(p, smem, bar, b, h, v0);
   }
 }

@@ -22,10 +22,12 @@ enum class StateCarry {
 };
 
 // Pingpong, fused carry (cuda/gla/gla_pingpong_fused.cuh): one CTA per (b, h, v-block), four
-// warpgroups of one job each -- producer (TMA), gating (the gated operands of a chunk, once, in
-// shared memory), state (S in registers, the state update), output (q k^T, q S, A v, TMA store).
+// warpgroups -- two gating (the gated operands of a chunk, once, in shared memory; half the
+// rows each), state (S in registers, the state update), output (q k^T, q S, A v, TMA store,
+// and the TMA loads of the ring).
 // Shared memory in order: `stages` stages of the load ring (q, k, g, v of one 64-step chunk; the
-// gating warpgroup rewrites q, k, g in place into q~, kd and k~ or A), the bf16 state operand
+// gating warpgroups rewrite them in place: q~ over q, k~ or A over g, kd over k where the
+// anchored path needs it), the bf16 state operand
 // S_n (K x block_v), the o staging tile (64 x block_v bf16), the anchored path's four 16x16 fp32
 // diagonal blocks, the cumulative-sum part totals (two buffers), the per-stage state decay
 // (K fp32), q_i . k_i of each row (two halves of K) and path flag, the mbarriers (full, prepared, empty per stage; S ready, S free) and
@@ -35,9 +37,10 @@ struct PingpongFusedLayout {
 
   static constexpr int kChunk = 64;
   static constexpr int kWarpgroups = 4;
-  // Registers per thread after setmaxnreg: 128 x (24 + 152 + 184 + 152) = 65536, the whole file.
+  static constexpr int kGatingThreads = 256;  // warpgroups 0 and 1
+  // Registers per thread after setmaxnreg: 128 x (2 x 120 + 168 + 104) = 65536, the whole file.
   // The state warpgroup holds S (K x block_v fp32: 128 per thread at K = block_v = 128).
-  static constexpr int kProducerRegs = 24, kGatingRegs = 152, kStateRegs = 184, kOutputRegs = 152;
+  static constexpr int kGatingRegs = 120, kStateRegs = 168, kOutputRegs = 104;
   // A chunk whose channels all decay by at most 2^-96 forms q~ = q 2^b and k~ = k 2^-b against
   // the chunk's start: k~ <= 2^96 k and every masked-out product q~_i k~_j stays finite in fp32.
   // Stronger decay takes the anchored path.
@@ -53,7 +56,7 @@ struct PingpongFusedLayout {
   constexpr int out_offset() const { return state_offset() + K * block_v * 2; }
   constexpr int diag_offset() const { return out_offset() + kChunk * block_v * 2; }
   constexpr int totals_offset() const { return diag_offset() + 4 * 16 * 16 * 4; }
-  constexpr int decay_offset() const { return totals_offset() + 2 * 128 * 8; }
+  constexpr int decay_offset() const { return totals_offset() + 2 * kGatingThreads * 8; }
   constexpr int self_offset() const { return decay_offset() + stages * K * 4; }  // [stages][2][64] fp32
   constexpr int flags_offset() const { return self_offset() + stages * 2 * kChunk * 4; }
   constexpr int barriers_offset() const { return flags_offset() + 16 * ((stages * 4 + 15) / 16); }
@@ -155,10 +158,10 @@ inline constexpr int kPingpongProducerRegs = 24;
 constexpr Tiling tiling_for(Schedule schedule, StateCarry carry, int K, int V, long long heads = 0, int sms = 0) {
   const int block_v = 64;
   if (schedule == Schedule::Pingpong && carry == StateCarry::Fused) {
-    // Producer warpgroup (4 warps, one thread issues the loads) and three warpgroups with one
-    // job each (gating, state, output); max_regs_per_thread is the state warpgroup's budget.
+    // Four warpgroups (two gating, state, output; one output thread issues the loads), no
+    // warps that only load; max_regs_per_thread is the state warpgroup's budget.
     const int bv = pingpong_fused_block_v(V, heads, sms);
-    return {schedule, carry, 64, 16, bv, PingpongFusedLayout::max_stages(K, bv), 4, 3, 0,
+    return {schedule, carry, 64, 16, bv, PingpongFusedLayout::max_stages(K, bv), 0, 4, 0,
             PingpongFusedLayout::kStateRegs, 1};
   }
   switch (schedule) {

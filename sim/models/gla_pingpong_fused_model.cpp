@@ -5,17 +5,16 @@
 // GEMM shapes of its tiling (gla_tiling.hpp).
 //
 // Per chunk n (C = 64 steps, one CTA per (b, h, v-block) of block_v columns):
-//   producer  wait empty[n - stages]; TMA loads of q, k, g, v -> full[n]
 //   gating    wait full[n]; exp2 on the SFU and shared-memory traffic issued beside the FP32/ALU
-//             instruction stream (one warp per scheduler, rows unrolled: the pipes overlap) ->
-//             prepared[n]
-//   state     wait prepared[n]; scale S; wgmma K x C x block_v -> empty[n]; wait s_free[n]
-//             (the output has read S_n); S_{n+1} as bf16 to shared memory -> s_ready[n+1]
+//             instruction stream (two warpgroups, rows unrolled: the pipes overlap) -> prepared[n]
+//   state     wait prepared[n]; wgmma K x C x block_v; scale S -> empty[n]; wait s_free[n] (the
+//             output has read S_n); S_{n+1} as bf16 to shared memory -> s_ready[n+1]
 //   output    wait prepared[n]; wgmma q~ k~^T; mask; wait s_ready[n]; wgmma q~ S_n -> s_free[n];
-//             wgmma A v -> empty[n]; o to shared memory, TMA store
-// Every role with 4 warps issues at most one instruction per scheduler per clock: its
-// instruction count is charged to the FMA/ALU pipes as 32 lanes per instruction (the issue
-// slots). Each mbarrier wait on another role adds the profile's sync latency.
+//             wgmma A v -> empty[n]; wait empty[n] (the state too); TMA loads of chunk
+//             n + stages -> full[n + stages]; o to shared memory, TMA store
+// A role issues at most one instruction per scheduler per clock: its instruction count is
+// charged to the FMA/ALU pipes as 32 lanes per instruction (the issue slots). Each mbarrier wait
+// on another role adds the profile's sync latency.
 //
 // The kernel takes the anchored path in a chunk whose gates decay a channel by more than 2^-96;
 // the model charges the single-anchor path, which the usual gates (logsigmoid/16: about 2^-5 per
@@ -33,8 +32,9 @@ namespace {
 
 enum Barrier { kFull, kPrepared, kEmpty, kSReady, kSFree, kGateSfu, kGateSmem };
 
-constexpr int kWarps = 4;  // every role but the producer is one warpgroup
+constexpr int kWarps = 4;  // state and output: one warpgroup each
 constexpr double kLanes = 32.0 * kWarps;
+constexpr int kGatingWarps = gla::PingpongFusedLayout::kGatingThreads / 32;
 
 // The instantiation the launcher runs for (K, block_v), by its mangled template arguments.
 SassCounts mix(int K, int block_v, std::initializer_list<std::string_view> regions) {
@@ -60,8 +60,7 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
   k.ctas = d.B * d.H * v_blocks;
   k.threads_per_cta = t.threads();
   // setmaxnreg hands the producer's registers to the other three: the whole register file.
-  k.regs_per_cta = regs_for_warps(4, gla::PingpongFusedLayout::kProducerRegs) +
-                   regs_for_warps(4, gla::PingpongFusedLayout::kGatingRegs) +
+  k.regs_per_cta = regs_for_warps(kGatingWarps, gla::PingpongFusedLayout::kGatingRegs) +
                    regs_for_warps(4, gla::PingpongFusedLayout::kStateRegs) +
                    regs_for_warps(4, gla::PingpongFusedLayout::kOutputRegs);
   k.smem_bytes = layout.bytes();
@@ -69,27 +68,30 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
   k.barriers = {{"full", 4},   {"prepared", 1}, {"empty", 2},     {"S ready", 1},
                 {"S free", 1}, {"gating exp2", 1}, {"gating smem", 1}};
 
-  // q, k, g of a head are read by each of its v_blocks CTAs, which run together: one HBM read.
+  // The TMA loads of the chunk at `offset` (issued by one output thread). q, k, g of a head are
+  // read by each of its v_blocks CTAs, which run together: one HBM read.
   const double shared = 1.0 / double(v_blocks);
-  Role producer;
-  producer.name = "producer";
-  producer.warps = 1;
-  producer.body.push_back(wait(kEmpty, -t.stages, "wait free stage"));
-  for (Step s : {load(C * K * 2, shared, CopyEngine::Tma, "load q"), load(C * K * 2, shared, CopyEngine::Tma, "load k"),
-                 load(C * K * 4, shared, CopyEngine::Tma, "load g"), load(C * bv * 2, 1.0, CopyEngine::Tma, "load v")}) {
-    s.kind = StepKind::Issue;
-    s.barrier = kFull;
-    producer.body.push_back(std::move(s));
-  }
+  auto loads_of_chunk = [&](int offset) {
+    std::vector<Step> out;
+    for (Step s : {load(C * K * 2, shared, CopyEngine::Tma, "load q"), load(C * K * 2, shared, CopyEngine::Tma, "load k"),
+                   load(C * K * 4, shared, CopyEngine::Tma, "load g"), load(C * bv * 2, 1.0, CopyEngine::Tma, "load v")}) {
+      s.kind = StepKind::Issue;
+      s.barrier = kFull;
+      s.offset = offset;
+      out.push_back(std::move(s));
+    }
+    return out;
+  };
 
   const SassCounts gating = mix(int(d.K), t.block_v, {"gating.chunk", "gating.fast"});
+  const double gating_lanes = 32.0 * kGatingWarps;
   Role gate;
   gate.name = "gating";
-  gate.warps = kWarps;
+  gate.warps = kGatingWarps;
   gate.body = {wait(kFull, 0, "wait chunk"),
-               issue(Unit::Sfu, gating.mufu * kLanes, kGateSfu, 0, "exp2"),
-               issue(Unit::Smem, (gating.lds_bytes + gating.sts_bytes) * kWarps, kGateSmem, 0, "operands in place"),
-               run(Unit::Fma, gating.issue * kLanes, "cumsum, q~ k~ kd (issue)"),
+               issue(Unit::Sfu, gating.mufu * gating_lanes, kGateSfu, 0, "exp2"),
+               issue(Unit::Smem, (gating.lds_bytes + gating.sts_bytes) * kGatingWarps, kGateSmem, 0, "operands in place"),
+               run(Unit::Fma, gating.issue * gating_lanes, "cumsum, q~ k~, q.k (issue)"),
                wait(kGateSfu, 0, "exp2 done"),
                wait(kGateSmem, 0, "stores done"),
                arrive(kPrepared, 0)};
@@ -105,8 +107,8 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
   if (!d.h0) state.prologue.erase(state.prologue.begin());
   state.body = {wait(kPrepared, 0, "wait gated chunk"),
                 mbarrier_handoff(hw),
+                mma(2 * K * C * bv, Precision::Bf16, TensorPath::Warpgroup, "S += k~^T v"),
                 run(Unit::Fma, (scale.issue + update.issue) * kLanes, "decay S, issue"),
-                mma(2 * K * C * bv, Precision::Bf16, TensorPath::Warpgroup, "S += kd^T v"),
                 arrive(kEmpty, 0),
                 wait(kSFree, 0, "wait S_n read"),
                 mbarrier_handoff(hw),
@@ -122,6 +124,11 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
   out.warps = kWarps;
   Step store_o = store(C * bv * 2, CopyEngine::Tma, "store o");
   store_o.kind = StepKind::Issue;
+  out.prologue = loads_of_chunk(0);
+  for (int j = 1; j < t.stages; ++j) {
+    const auto more = loads_of_chunk(j);
+    out.prologue.insert(out.prologue.end(), more.begin(), more.end());
+  }
   out.body = {wait(kPrepared, 0, "wait gated chunk"),
               mbarrier_handoff(hw),
               mma(2 * C * C * K, Precision::Bf16, TensorPath::Warpgroup, "q~ k~^T"),
@@ -132,11 +139,13 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
               arrive(kSFree, 0),
               mma(2 * C * C * bv, Precision::Bf16, TensorPath::Warpgroup, "A v"),
               arrive(kEmpty, 0),
-              run(Unit::Fma, staging.issue * kLanes, "o to bf16 (issue)"),
-              run(Unit::Smem, staging.sts_bytes * kWarps, "o staging"),
-              store_o};
+              wait(kEmpty, 0, "stage free (state done)")};
+  for (Step& s : loads_of_chunk(t.stages)) out.body.push_back(std::move(s));
+  for (Step s : {run(Unit::Fma, staging.issue * kLanes, "o to bf16 (issue)"),
+              run(Unit::Smem, staging.sts_bytes * kWarps, "o staging"), store_o})
+    out.body.push_back(std::move(s));
 
-  k.roles = {std::move(producer), std::move(gate), std::move(state), std::move(out)};
+  k.roles = {std::move(gate), std::move(state), std::move(out)};
   return k;
 }
 
