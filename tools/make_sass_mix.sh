@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the SASS instruction-mix tables the model charges for our kernels, from the
 # kernels as they compile now (tools/sass_mix.py). Run after changing a kernel; the CPU test
-# SassMix.* fails while a table and its kernel disagree by more than its tolerance.
+# sim.sass_mix_matches_gla_pingpong_fused fails while a table and its kernel disagree by more than 10%.
 # Usage: tools/make_sass_mix.sh [BUILD_DIR]   (default: build; needs nvcc)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -241,6 +241,40 @@ inline constexpr SassRegionMix {name}[] = {{
         f.write(body)
 
 
+# The fields the models charge, and the drift each may show before the check fails: a relative
+# tolerance, or a few instructions (a few warp-wide 16-byte accesses) for small regions.
+CHECKED = {"issue": 4, "mufu": 4, "hgmma_flops": 0, "hmma_flops": 0, "lds_bytes": 4 * 512, "sts_bytes": 4 * 512}
+ROW = re.compile(r'\{"([^"]+)", "([^"]+)", \{([-0-9., ]+)\}\}')
+
+
+def read_table(header):
+    """{function: {region: counts}} from a header emit_cpp wrote."""
+    table = {}
+    with open(header) as f:
+        for func, region, numbers in ROW.findall(f.read()):
+            table.setdefault(func, {})[region] = dict(zip(CLASSES, (float(x) for x in numbers.split(","))))
+    if not table:
+        sys.exit(f"sass_mix: no table rows in {header}")
+    return table
+
+
+def drift(fresh, committed, tolerance, scale=1.0):
+    """The (function, region, field, committed, fresh) that differ by more than the tolerance."""
+    out = []
+    for func in sorted(set(fresh) | set(committed)):
+        for region in sorted(set(fresh.get(func, {})) | set(committed.get(func, {}))):
+            a, b = committed.get(func, {}).get(region), fresh.get(func, {}).get(region)
+            if a is None or b is None:
+                out.append((func, region, "(region)", "absent" if a is None else "present",
+                            "absent" if b is None else "present"))
+                continue
+            for field, slack in CHECKED.items():
+                ref, now = a[field] * scale, b[field]
+                if abs(now - ref) > max(tolerance * max(abs(ref), abs(now)), slack):
+                    out.append((func, region, field, ref, now))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cubin", required=True)
@@ -251,8 +285,24 @@ def main():
     ap.add_argument("--cpp", default=None, help="write a C++ header with the table for the model")
     ap.add_argument("--cpp-name", default="kSassMix")
     ap.add_argument("--command", default=None, help="the regeneration command quoted in the header")
+    ap.add_argument("--check", default=None, metavar="HEADER",
+                    help="compare with a committed table; exit 1 where a charged field drifts")
+    ap.add_argument("--tolerance", type=float, default=0.10)
+    ap.add_argument("--scale-committed", type=float, default=1.0,
+                    help="multiply the committed counts first (a test shows a 20%% drift fails)")
     args = ap.parse_args()
     mix = count(args.cubin, args.source, args.kernel, find_tool("nvdisasm", args.nvdisasm))
+    if args.check:
+        bad = drift(mix, read_table(args.check), args.tolerance, args.scale_committed)
+        rows = sum(len(r) for r in mix.values())
+        if bad:
+            print(f"sass_mix: {len(bad)} counts of {args.check} differ from the compiled kernel by more than "
+                  f"{args.tolerance:.0%} (regenerate with tools/make_sass_mix.sh):")
+            for func, region, field, ref, now in bad:
+                print(f"  {func[-48:]} {region} {field}: committed {ref}, compiled {now}")
+            sys.exit(1)
+        print(f"sass_mix: {rows} region rows of {args.check} match the compiled kernel within {args.tolerance:.0%}")
+        return
     if args.json:
         with open(args.json, "w") as f:
             json.dump(mix, f, indent=1, sort_keys=True)
