@@ -45,7 +45,10 @@ const std::vector<ProfileField>& profile_fields() {
       {"sfu_lanes_per_clk", "lanes/clk", "special-function (exp2) lanes per SM", &P::sfu_lanes_per_clk},
       {"smem_bytes_per_clk", "B/clk", "shared-memory bandwidth per SM (LDS, STS, ldmatrix)", &P::smem_bytes_per_clk},
       {"fma_latency_cycles", "cycles", "dependent FFMA latency", &P::fma_latency_cycles},
-      {"sync_latency_cycles", "cycles", "CTA barrier / mbarrier round trip", &P::sync_latency_cycles},
+      {"mufu_latency_cycles", "cycles", "dependent MUFU.EX2 latency", &P::mufu_latency_cycles},
+      {"lds_latency_cycles", "cycles", "dependent shared-memory load latency", &P::lds_latency_cycles},
+      {"shfl_latency_cycles", "cycles", "dependent warp-shuffle latency", &P::shfl_latency_cycles},
+      {"sync_latency_cycles", "cycles", "mbarrier hand-off between warps (arrive seen by try_wait)", &P::sync_latency_cycles},
       {"launch_overhead_us", "us", "time per kernel launch in a stream", &P::launch_overhead_us},
   };
   return fields;

@@ -42,6 +42,9 @@ struct HardwareProfile {
   double sfu_lanes_per_clk = 0;   // exp2/rcp lanes per SM
   double smem_bytes_per_clk = 0;  // shared-memory (LDS/STS/ldmatrix) bandwidth per SM
   double fma_latency_cycles = 0;  // dependent FFMA chain, per step
+  double mufu_latency_cycles = 0; // dependent MUFU.EX2 chain, per step
+  double lds_latency_cycles = 0;  // dependent shared-memory load (pointer chase), per step
+  double shfl_latency_cycles = 0; // dependent warp shuffle, per step
   double sync_latency_cycles = 0; // a CTA barrier / mbarrier round trip
   double launch_overhead_us = 0;
   CopyEngine copy_engine = CopyEngine::LdSt;

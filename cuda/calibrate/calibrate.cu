@@ -6,7 +6,9 @@
 //   SM port         - one CTA reading an L2-resident buffer, bytes per SM clock (clock64);
 //   launch overhead - back-to-back empty kernels on one stream, time per launch;
 //   load latency    - one thread chasing a random cyclic permutation of cache lines with
-//                     L1-bypassing loads, in a 512 MiB buffer (DRAM) and a 4 MiB one (L2).
+//                     L1-bypassing loads, in a 512 MiB buffer (DRAM) and a 4 MiB one (L2);
+//   SM latencies    - dependent chains of FFMA, MUFU.EX2, LDS, SHFL and an mbarrier hand-off
+//                     (sm_latency.cu).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -16,6 +18,7 @@
 #include <random>
 
 #include "calibrate/calibrate.hpp"
+#include "calibrate/sm_latency.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/timing.hpp"
@@ -262,6 +265,7 @@ Calibration calibrate_device(const CalibrateOptions& options) {
   cal.fields.push_back({"l2_latency_cycles", chase_cycles_per_load(std::size_t(4) << 20, 32768),
                         "measured by overlap calibrate: dependent __ldcg pointer chase over 4 MiB (L2-resident after a warm pass over every line) of "
                         "random 128-byte lines, one thread, clock64 cycles per load"});
+  for (auto& f : measure_sm_latencies()) cal.fields.push_back(std::move(f));
   return cal;
 }
 

@@ -1,0 +1,139 @@
+// Each kernel runs one warp (two for the mbarrier) through a chain of kSteps instructions where
+// each one needs the previous one's result, between two clock64 reads; cycles per step is the
+// latency. The chains are unrolled by 16 so loop overhead does not count; the values depend on
+// runtime inputs so the compiler cannot fold them, and are written out so it cannot drop them.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "calibrate/sm_latency.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device_buffer.hpp"
+
+namespace overlap::gpu {
+namespace {
+
+constexpr int kSteps = 4096;
+constexpr int kUnroll = 16;
+
+enum class Chain { Ffma, Mufu, Lds, Shfl };
+
+template <Chain C>
+__global__ void dependent_chain(float seed, float* sink, long long* cycles) {
+  __shared__ unsigned ring[32];
+  // ring[i] holds its own byte address: each LDS's result is the next LDS's address.
+  ring[threadIdx.x] = static_cast<unsigned>(__cvta_generic_to_shared(&ring[threadIdx.x]));
+  __syncwarp();
+  float x = seed + threadIdx.x;
+  unsigned a = ring[threadIdx.x];
+  const unsigned src = (threadIdx.x + 1) & 31;
+  const long long t0 = clock64();
+  for (int i = 0; i < kSteps; i += kUnroll) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if constexpr (C == Chain::Ffma) asm volatile("fma.rn.f32 %0, %0, %0, %0;" : "+f"(x));
+      if constexpr (C == Chain::Mufu) asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(x));
+      if constexpr (C == Chain::Lds) asm volatile("ld.shared.u32 %0, [%0];" : "+r"(a));
+      // The source lane is a runtime register (a constant lane let ptxas fold the chain).
+      if constexpr (C == Chain::Shfl) asm volatile("shfl.sync.idx.b32 %0, %0, %1, 31, -1;" : "+r"(a) : "r"(src));
+    }
+  }
+  const long long t1 = clock64();
+  sink[threadIdx.x] = x + static_cast<float>(a);
+  if (threadIdx.x == 0) *cycles = t1 - t0;
+}
+
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred p;\n"
+      "W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      " @!p bra W;\n}\n" ::"r"(bar), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+// Two warps pass a token back and forth through two mbarriers (one arrival each): a round trip
+// is two hand-offs, each an arrive by one warp seen by the other's try_wait.
+__global__ void mbarrier_pingpong(int rounds, long long* cycles) {
+  __shared__ __align__(8) unsigned long long bars[2];
+  const unsigned b0 = static_cast<unsigned>(__cvta_generic_to_shared(&bars[0]));
+  const unsigned b1 = static_cast<unsigned>(__cvta_generic_to_shared(&bars[1]));
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b0));
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b1));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const long long t0 = clock64();
+  for (int r = 0; r < rounds; ++r) {
+    if (warp == 0) {
+      if (lane == 0) mbar_arrive(b0);
+      mbar_wait(b1, r & 1);
+    } else {
+      mbar_wait(b0, r & 1);
+      if (lane == 0) mbar_arrive(b1);
+    }
+  }
+  const long long t1 = clock64();
+  if (threadIdx.x == 0) *cycles = t1 - t0;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <Chain C>
+double chain_cycles() {
+  DeviceBuffer sink(32 * sizeof(float)), cycles(sizeof(long long));
+  std::vector<double> per_step;
+  for (int rep = 0; rep < 7; ++rep) {  // the first is a warm-up (instruction cache)
+    dependent_chain<C><<<1, 32>>>(0.5f, sink.as<float>(), cycles.as<long long>());
+    OVERLAP_CUDA_CHECK(cudaGetLastError());
+    OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
+    long long c = 0;
+    cycles.download(&c, sizeof(c));
+    if (rep > 0) per_step.push_back(static_cast<double>(c) / kSteps);
+  }
+  return median_of(per_step);
+}
+
+double handoff_cycles() {
+  constexpr int rounds = 2048;
+  DeviceBuffer cycles(sizeof(long long));
+  std::vector<double> per_handoff;
+  for (int rep = 0; rep < 7; ++rep) {
+    mbarrier_pingpong<<<1, 64>>>(rounds, cycles.as<long long>());
+    OVERLAP_CUDA_CHECK(cudaGetLastError());
+    OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
+    long long c = 0;
+    cycles.download(&c, sizeof(c));
+    if (rep > 0) per_handoff.push_back(static_cast<double>(c) / (2.0 * rounds));
+  }
+  return median_of(per_handoff);
+}
+
+}  // namespace
+
+std::vector<MeasuredField> measure_sm_latencies() {
+  const std::string how = fmt::format(
+      "measured by overlap calibrate: one warp, a chain of {} dependent {{}} between clock64 reads, cycles per "
+      "step, median of 6", kSteps);
+  return {
+      {"fma_latency_cycles", chain_cycles<Chain::Ffma>(), fmt::format(fmt::runtime(how), "fma.rn.f32")},
+      {"mufu_latency_cycles", chain_cycles<Chain::Mufu>(), fmt::format(fmt::runtime(how), "ex2.approx.ftz.f32 (MUFU.EX2)")},
+      {"lds_latency_cycles", chain_cycles<Chain::Lds>(), fmt::format(fmt::runtime(how), "ld.shared.u32 (each result the next address)")},
+      {"shfl_latency_cycles", chain_cycles<Chain::Shfl>(), fmt::format(fmt::runtime(how), "shfl.sync.idx.b32")},
+      {"sync_latency_cycles", handoff_cycles(),
+       "measured by overlap calibrate: two warps passing a token through two mbarriers (arrive, try_wait loop), "
+       "2048 round trips, clock64 cycles per one-way hand-off, median of 6"},
+  };
+}
+
+}  // namespace overlap::gpu

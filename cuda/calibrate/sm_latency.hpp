@@ -1,0 +1,13 @@
+#pragma once
+// Dependent-chain latencies of the SM instructions the model's in-order issue simulation of a
+// kernel's SASS needs (tools/sass_mix.py): FFMA, MUFU.EX2, LDS, SHFL, and the one-way hand-off
+// of an mbarrier between two warps. Cycles of the SM clock (clock64), medians.
+#include <vector>
+
+#include "calibrate/calibrate.hpp"
+
+namespace overlap::gpu {
+
+std::vector<MeasuredField> measure_sm_latencies();
+
+}  // namespace overlap::gpu
