@@ -27,6 +27,9 @@ struct SassCounts {
   double tma = 0;          // bulk tensor copies
   double control = 0;      // branches
   double other = 0;        // other memory and special-register reads
+  // One warp's in-order issue time through the region with the profile's instruction latencies
+  // (tools/sass_timing.py): the time a latency-bound warp needs even with the SM to itself.
+  double cycles = 0;
 
   SassCounts& operator+=(const SassCounts& o);
 };

@@ -10,7 +10,7 @@ bash "$root/tools/fetch_nvdisasm.sh"
 cmake --build "$build" --target gla_pingpong_cubin
 python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_pingpong_cubin.cubin" \
   --source "$root/cuda/gla/gla_pingpong_fused.cuh" --kernel gla_pingpong_fused_kernel \
-  --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" \
+  --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --profile "$root/profiles/H100.json" \
   --cpp "$root/sim/models/generated/gla_pingpong_fused_sass.hpp" --cpp-name kGlaPingpongFusedSass \
   --command "tools/make_sass_mix.sh"
 echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp"

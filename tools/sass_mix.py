@@ -27,6 +27,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sass_timing  # noqa: E402
+
 ONE_LINE = re.compile(r"sass:([\w.]+)\s*\{\}")
 OPEN = re.compile(r"sass:([\w.]+)\s*\{(?!\})")
 CLOSE = re.compile(r"\}\s*sass:([\w.]+)")
@@ -41,7 +44,7 @@ SYNC_PREFIX = ("BAR", "SYNCS", "MEMBAR", "FENCE", "WARPGROUP", "DEPBAR", "CCTL",
 TMA_PREFIX = ("UTMALDG", "UTMASTG", "UTMAPF", "UBLKCP", "UTMACCTL", "UTMACMDFLUSH", "UBLKPF")
 MEM_OTHER = ("LDG", "STG", "LDL", "STL", "LD", "ST", "ATOM", "RED", "LDGSTS", "LDC", "ULDC", "S2R", "S2UR", "CS2R")
 CLASSES = ["issue", "mufu", "hgmma", "hgmma_flops", "hmma", "hmma_flops", "lds_bytes", "sts_bytes", "fp32", "alu",
-           "uniform", "sync", "tma", "control", "other"]
+           "uniform", "sync", "tma", "control", "other", "cycles"]
 
 
 def read_regions(source):
@@ -180,11 +183,11 @@ def attribute(cubin, source, kernel_filter, nvdisasm):
     return result
 
 
-def count(cubin, source, kernel_filter, nvdisasm):
+def count(cubin, source, kernel_filter, nvdisasm, latencies=None):
     regions = read_regions(source)
     text = subprocess.run([nvdisasm, "-gi", cubin], check=True, capture_output=True, text=True).stdout
     source_name = os.path.basename(source)
-    result, func, frames, pending = {}, None, [], True
+    result, func, frames, pending, clocks = {}, None, [], True, {}
     for line in text.splitlines():
         m = FUNC.match(line)
         if m:
@@ -209,6 +212,10 @@ def count(cubin, source, kernel_filter, nvdisasm):
         region = region_of(frames, source_name, regions)
         counts = result[func].setdefault(region, dict.fromkeys(CLASSES, 0))
         classify(m.group(1), m.group(2), counts)
+        if latencies:
+            clock = clocks.setdefault((func, region), sass_timing.WarpClock(latencies))
+            clock.issue(m.group(1), m.group(2))
+            counts["cycles"] = clock.cycles
     if not result:
         sys.exit(f"sass_mix: no function of {cubin} matches '{kernel_filter}'")
     return result
@@ -243,7 +250,8 @@ inline constexpr SassRegionMix {name}[] = {{
 
 # The fields the models charge, and the drift each may show before the check fails: a relative
 # tolerance, or a few instructions (a few warp-wide 16-byte accesses) for small regions.
-CHECKED = {"issue": 4, "mufu": 4, "hgmma_flops": 0, "hmma_flops": 0, "lds_bytes": 4 * 512, "sts_bytes": 4 * 512}
+CHECKED = {"issue": 4, "mufu": 4, "hgmma_flops": 0, "hmma_flops": 0, "lds_bytes": 4 * 512, "sts_bytes": 4 * 512,
+           "cycles": 16}
 ROW = re.compile(r'\{"([^"]+)", "([^"]+)", \{([-0-9., ]+)\}\}')
 
 
@@ -285,13 +293,19 @@ def main():
     ap.add_argument("--cpp", default=None, help="write a C++ header with the table for the model")
     ap.add_argument("--cpp-name", default="kSassMix")
     ap.add_argument("--command", default=None, help="the regeneration command quoted in the header")
+    ap.add_argument("--profile", default=None,
+                    help="hardware profile JSON whose latencies time each region (the cycles field)")
     ap.add_argument("--check", default=None, metavar="HEADER",
                     help="compare with a committed table; exit 1 where a charged field drifts")
     ap.add_argument("--tolerance", type=float, default=0.10)
     ap.add_argument("--scale-committed", type=float, default=1.0,
                     help="multiply the committed counts first (a test shows a 20%% drift fails)")
     args = ap.parse_args()
-    mix = count(args.cubin, args.source, args.kernel, find_tool("nvdisasm", args.nvdisasm))
+    latencies = None
+    if args.profile:
+        with open(args.profile) as f:
+            latencies = sass_timing.latencies_from_profile(json.load(f))
+    mix = count(args.cubin, args.source, args.kernel, find_tool("nvdisasm", args.nvdisasm), latencies)
     if args.check:
         bad = drift(mix, read_table(args.check), args.tolerance, args.scale_committed)
         rows = sum(len(r) for r in mix.values())

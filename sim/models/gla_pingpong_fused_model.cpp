@@ -5,8 +5,10 @@
 // GEMM shapes of its tiling (gla_tiling.hpp).
 //
 // Per chunk n (C = 64 steps, one CTA per (b, h, v-block) of block_v columns):
-//   gating    wait full[n]; exp2 on the SFU and shared-memory traffic issued beside the FP32/ALU
-//             instruction stream (two warpgroups, rows unrolled: the pipes overlap) -> prepared[n]
+//   gating    wait full[n]; exp2 on the SFU, shared-memory traffic and the instruction stream's
+//             issue slots on their pipes, beside one warp's in-order pass through the chunk's SASS
+//             with the profile's latencies (the `cycles` of the table; two warps per scheduler
+//             cannot hide a chain as long as the chunk) -> prepared[n]
 //   state     wait prepared[n]; wgmma K x C x block_v; scale S -> empty[n]; wait s_free[n] (the
 //             output has read S_n); S_{n+1} as bf16 to shared memory -> s_ready[n+1]
 //   output    wait prepared[n]; wgmma q~ k~^T; mask; wait s_ready[n]; wgmma q~ S_n -> s_free[n];
@@ -30,7 +32,7 @@
 namespace overlap::sim {
 namespace {
 
-enum Barrier { kFull, kPrepared, kEmpty, kSReady, kSFree, kGateSfu, kGateSmem };
+enum Barrier { kFull, kPrepared, kEmpty, kSReady, kSFree, kGateSfu, kGateSmem, kGateIssue };
 
 constexpr int kWarps = 4;  // state and output: one warpgroup each
 constexpr double kLanes = 32.0 * kWarps;
@@ -66,7 +68,7 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
   k.smem_bytes = layout.bytes();
   k.tiles = int((d.T + t.chunk - 1) / t.chunk);
   k.barriers = {{"full", 4},   {"prepared", 1}, {"empty", 2},     {"S ready", 1},
-                {"S free", 1}, {"gating exp2", 1}, {"gating smem", 1}};
+                {"S free", 1}, {"gating exp2", 1}, {"gating smem", 1}, {"gating issue", 1}};
 
   // The TMA loads of the chunk at `offset` (issued by one output thread). q, k, g of a head are
   // read by each of its v_blocks CTAs, which run together: one HBM read.
@@ -88,12 +90,16 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
   Role gate;
   gate.name = "gating";
   gate.warps = kGatingWarps;
+  // The pipes' share of the SM and one warp's in-order latency chain run side by side: the
+  // chunk takes the longer of the two.
   gate.body = {wait(kFull, 0, "wait chunk"),
                issue(Unit::Sfu, gating.mufu * gating_lanes, kGateSfu, 0, "exp2"),
                issue(Unit::Smem, (gating.lds_bytes + gating.sts_bytes) * kGatingWarps, kGateSmem, 0, "operands in place"),
-               run(Unit::Fma, gating.issue * gating_lanes, "cumsum, q~ k~, q.k (issue)"),
+               issue(Unit::Fma, gating.issue * gating_lanes, kGateIssue, 0, "cumsum, q~ k~, q.k (issue)"),
+               delay(gating.cycles * hw.cycle_ns(), "one warp's dependent chain (SASS, in order)"),
                wait(kGateSfu, 0, "exp2 done"),
                wait(kGateSmem, 0, "stores done"),
+               wait(kGateIssue, 0, "issued"),
                arrive(kPrepared, 0)};
 
   const SassCounts scale = mix(int(d.K), t.block_v, {"state.scale"});

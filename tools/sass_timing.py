@@ -1,0 +1,98 @@
+"""In-order issue time of one warp through a sequence of SASS instructions.
+
+A warp issues its instructions in program order, at most one per cycle, and an instruction
+issues once the registers it reads are ready: a result is ready the producing instruction's
+latency after it issued. The latencies come from a hardware profile (`overlap calibrate`
+measures them with dependent chains): FP32/integer/conversion instructions fma_latency_cycles,
+MUFU mufu_latency_cycles, shared-memory and other loads lds_latency_cycles, shuffles
+shfl_latency_cycles. One warp's MUFU instructions are also spaced by the SFU's rate (a
+sub-partition has a quarter of the SM's sfu_lanes_per_clk). Not modelled: waits at barriers
+(another role's progress, not this warp's latency), HMMA/HGMMA latency, bank conflicts, and the
+other warps sharing the scheduler (the model charges their issue slots to the FMA pipe).
+"""
+import re
+
+REG = re.compile(r"\b(U?R\d+|U?P\d)\b")
+NO_DEST = ("ST", "STS", "STG", "STL", "STSM", "RED", "BAR", "BRA", "EXIT", "WARPSYNC", "BSSY", "BSYNC", "NOP",
+           "MEMBAR", "FENCE", "DEPBAR", "ERRBAR", "CCTL", "WARPGROUP", "UTMALDG", "UTMASTG", "UTMAPF", "UBLKCP",
+           "UTMACMDFLUSH", "CALL", "RET", "BREAK", "YIELD", "ACQBULK", "JMP", "BRX", "KILL", "NANOSLEEP")
+LOADS = ("LDS", "LDSM", "LDL", "LDG", "LD", "LDC", "ULDC", "S2R", "S2UR", "CS2R", "ATOM", "ATOMS", "SYNCS")
+
+
+def registers(operand, width):
+    """The registers an operand names: R8 with width 2 is R8, R9."""
+    out = []
+    for name in REG.findall(operand):
+        if name.startswith(("R", "UR")) and width > 1:
+            prefix = "UR" if name.startswith("UR") else "R"
+            n = int(name[len(prefix):])
+            out += [f"{prefix}{n + i}" for i in range(width)]
+        else:
+            out.append(name)
+    return out
+
+
+def dest_width(opcode):
+    parts = opcode.split(".")
+    if "128" in parts[1:]:
+        return 4
+    if "64" in parts[1:] or "WIDE" in parts[1:]:
+        return 2
+    if parts[0] == "LDSM":
+        return next((int(p) for p in parts[2:] if p in ("2", "4")), 1)
+    if parts[0] in ("HMMA", "HGMMA"):
+        return 4
+    return 1
+
+
+def latency(base, lat):
+    if base == "MUFU":
+        return lat["mufu"]
+    if base == "SHFL":
+        return lat["shfl"]
+    if base in LOADS:
+        return lat["lds"]
+    return lat["fma"]
+
+
+class WarpClock:
+    """Feed instructions in program order; `cycles` is the time the last one issued, plus one."""
+
+    def __init__(self, lat):
+        self.lat, self.t, self.ready, self.mufu_free = lat, -1.0, {}, 0.0
+
+    def issue(self, opcode, operands):
+        base = opcode.split(".")[0]
+        if base == "NOP":
+            return
+        ops = [o.strip() for o in operands.split(",")] if operands.strip() else []
+        width = dest_width(opcode)
+        if base.startswith(NO_DEST) or not ops:
+            dests, srcs = [], ops
+        else:
+            # The first operand is written; so is the second where both are predicates
+            # (ISETP P0, PT, ...) or the form is SHFL's (PT, R8, ...: predicate and value).
+            pred = lambda o: re.fullmatch(r"U?P\d|U?PT", o) is not None
+            n = 2 if len(ops) > 1 and pred(ops[0]) and (pred(ops[1]) or base == "SHFL") else 1
+            dests = [r for o in ops[:n] for r in registers(o, width)]
+            srcs = ops[n:]
+        sources = [r for o in srcs for r in registers(o, 1 if "[" in o else width)]
+        t = max([self.t + 1] + [self.ready.get(r, 0.0) for r in sources])
+        if base == "MUFU":
+            t = max(t, self.mufu_free)
+            self.mufu_free = t + 32.0 / self.lat["sfu_lanes_per_smsp"]
+        self.t = t
+        for r in dests:
+            self.ready[r] = t + latency(base, self.lat)
+
+    @property
+    def cycles(self):
+        return self.t + 1
+
+
+def latencies_from_profile(profile):
+    """The latencies (cycles) from a profile JSON object ({"fields": {name: {"value": ...}}})."""
+    f = profile["fields"]
+    value = lambda k: float(f[k]["value"])
+    return {"fma": value("fma_latency_cycles"), "mufu": value("mufu_latency_cycles"), "lds": value("lds_latency_cycles"),
+            "shfl": value("shfl_latency_cycles"), "sfu_lanes_per_smsp": value("sfu_lanes_per_clk") / 4}
