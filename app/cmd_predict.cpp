@@ -20,30 +20,6 @@
 namespace overlap::app {
 namespace {
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    const auto p = s.find(',', start);
-    const std::string item = s.substr(start, p == std::string::npos ? std::string::npos : p - start);
-    if (!item.empty()) out.push_back(item);
-    if (p == std::string::npos) break;
-    start = p + 1;
-  }
-  return out;
-}
-
-std::vector<std::string> hw_list(const std::string& hw) {
-  return hw == "all" ? sim::builtin_profile_names() : split_list(hw);
-}
-
-std::vector<std::string> variant_list(const std::string& workload, const std::string& variants) {
-  if (variants != "all") return split_list(variants);
-  std::vector<std::string> out;
-  for (const auto& v : sim::list_variants(workload)) out.push_back(v.name);
-  return out;
-}
-
 void emit(const std::string& text, const std::string& out) {
   if (out.empty()) fmt::print("{}", text);
   else write_text_atomic(out, text);
@@ -72,8 +48,8 @@ void run_predict(const PredictArgs& a) {
   }
   OVERLAP_REQUIRE(!a.workload.empty(), "--workload is required (one of gla, linrnn, projchain, dualgemm)");
   OVERLAP_REQUIRE(!a.variant.empty(), "--variant is required (see `overlap list`)");
-  const auto hws = hw_list(a.hw);
-  const auto variants = variant_list(a.workload, a.variant);
+  const auto hws = sim::profile_list(a.hw);
+  const auto variants = sim::variant_list(a.workload, a.variant);
   const bool single = a.sweeps.empty() && hws.size() == 1 && variants.size() == 1;
   if (single) {
     const sim::HardwareProfile hw = sim::load_profile(hws[0]);
@@ -107,10 +83,10 @@ struct CompareArgs {
 };
 
 void run_compare(const CompareArgs& a) {
-  const auto vs = split_list(a.variants);
+  const auto vs = sim::split_names(a.variants);
   OVERLAP_REQUIRE(vs.size() == 2, "--variants needs exactly two names, a,b (got '{}')", a.variants);
   nlohmann::json all = nlohmann::json::array();
-  const auto hws = hw_list(a.hw);
+  const auto hws = sim::profile_list(a.hw);
   for (const auto& h : hws) {
     const sim::HardwareProfile hw = sim::load_profile(h);
     const ShapeArgs shape = sim::parse_shape(a.workload, a.shape);

@@ -32,6 +32,24 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 
 }  // namespace
 
+std::vector<std::string> split_names(std::string_view list) {
+  std::vector<std::string> out;
+  for (auto item : split(list, ','))
+    if (!item.empty()) out.emplace_back(item);
+  return out;
+}
+
+std::vector<std::string> profile_list(std::string_view hw) {
+  return hw == "all" ? builtin_profile_names() : split_names(hw);
+}
+
+std::vector<std::string> variant_list(std::string_view workload, std::string_view variants) {
+  if (variants != "all") return split_names(variants);
+  std::vector<std::string> out;
+  for (const auto& v : list_variants(workload)) out.push_back(v.name);
+  return out;
+}
+
 SweepAxis parse_sweep_axis(std::string_view text) {
   const auto eq = text.find('=');
   OVERLAP_REQUIRE(eq != std::string_view::npos && eq > 0,

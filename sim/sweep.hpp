@@ -10,6 +10,13 @@
 
 namespace overlap::sim {
 
+// Name lists as the command line and the Python package take them.
+std::vector<std::string> split_names(std::string_view list);  // "a,b" -> {a, b}; empty items dropped
+// A comma list of profile names or files, or "all" (every built-in profile).
+std::vector<std::string> profile_list(std::string_view hw);
+// A comma list of variant names, or "all" (every variant modelled for `workload`).
+std::vector<std::string> variant_list(std::string_view workload, std::string_view variants);
+
 struct SweepAxis {
   std::string key;
   std::vector<std::int64_t> values;
