@@ -6,7 +6,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/install_deps.sh"
 build="${OVERLAP_BUILD_DIR:-$root/build}"
 if [[ ! -f "$build/build.ninja" ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  # The Python package is built and tested too; ON makes a missing nanobind an error, not a skip.
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVERLAP_BUILD_PYTHON=ON >/dev/null
 fi
 jobs=$(nproc)
 ninja -C "$build" -j "$jobs" "$@"
