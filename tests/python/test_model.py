@@ -162,12 +162,13 @@ BAD_INPUT = [
 
 
 @pytest.mark.parametrize("call,cli_args,needle", BAD_INPUT, ids=[" ".join(c[1][1:]) for c in BAD_INPUT])
-def test_bad_input_raises_the_tools_message(call, cli_args, needle, cli):
+def test_bad_input_raises_the_tools_message(call, cli_args, needle, cli_if_built):
     with pytest.raises(overlap.OverlapError) as e:
         call()
     assert isinstance(e.value, ValueError)
     assert needle in str(e.value)
-    assert str(e.value) == cli.error(*cli_args)
+    if cli_if_built:
+        assert str(e.value) == cli_if_built.error(*cli_args)
 
 
 @pytest.mark.parametrize("call,message", [
