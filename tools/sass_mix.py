@@ -153,8 +153,9 @@ def find_tool(name, given):
     return path
 
 
-def attribute(cubin, source, kernel_filter, nvdisasm):
-    """{function: [(offset, opcode, region), ...]} in address order."""
+def disassemble(cubin, source, kernel_filter, nvdisasm):
+    """{function: [(offset, opcode, operands, region), ...]} in address order, for every function
+    whose mangled name matches kernel_filter."""
     regions = read_regions(source)
     text = subprocess.run([nvdisasm, "-gi", cubin], check=True, capture_output=True, text=True).stdout
     source_name = os.path.basename(source)
@@ -170,35 +171,6 @@ def attribute(cubin, source, kernel_filter, nvdisasm):
         if func is None:
             continue
         if "//##" in line:
-            frame = FRAME.findall(line)[0]
-            frames = ([] if pending else frames) + [(frame[0], int(frame[1]))]
-            pending = False
-            continue
-        m = INSTR.match(line)
-        if not m:
-            continue
-        pending = True
-        offset = int(re.match(r"^\s*/\*([0-9a-f]+)\*/", line).group(1), 16)
-        result[func].append((offset, m.group(1), region_of(frames, source_name, regions)))
-    return result
-
-
-def count(cubin, source, kernel_filter, nvdisasm, latencies=None):
-    regions = read_regions(source)
-    text = subprocess.run([nvdisasm, "-gi", cubin], check=True, capture_output=True, text=True).stdout
-    source_name = os.path.basename(source)
-    result, func, frames, pending, clocks = {}, None, [], True, {}
-    for line in text.splitlines():
-        m = FUNC.match(line)
-        if m:
-            func = m.group(1) if re.search(kernel_filter, m.group(1)) else None
-            frames = []
-            if func:
-                result[func] = {}
-            continue
-        if func is None:
-            continue
-        if "//##" in line:
             # An instruction's inlined chain comes as consecutive annotations, innermost first,
             # each naming one frame (and its call site): their first frames, in order.
             frame = FRAME.findall(line)[0]
@@ -209,13 +181,28 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None):
         if not m:
             continue
         pending = True
-        region = region_of(frames, source_name, regions)
-        counts = result[func].setdefault(region, dict.fromkeys(CLASSES, 0))
-        classify(m.group(1), m.group(2), counts)
-        if latencies:
-            clock = clocks.setdefault((func, region), sass_timing.WarpClock(latencies))
-            clock.issue(m.group(1), m.group(2))
-            counts["cycles"] = clock.cycles
+        offset = int(re.match(r"^\s*/\*([0-9a-f]+)\*/", line).group(1), 16)
+        result[func].append((offset, m.group(1), m.group(2), region_of(frames, source_name, regions)))
+    return result
+
+
+def attribute(cubin, source, kernel_filter, nvdisasm):
+    """{function: [(offset, opcode, region), ...]} in address order."""
+    return {func: [(offset, opcode, region) for offset, opcode, _, region in instrs]
+            for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm).items()}
+
+
+def count(cubin, source, kernel_filter, nvdisasm, latencies=None):
+    result = {}
+    for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm).items():
+        result[func], clocks = {}, {}
+        for _, opcode, operands, region in instrs:
+            counts = result[func].setdefault(region, dict.fromkeys(CLASSES, 0))
+            classify(opcode, operands, counts)
+            if latencies:
+                clock = clocks.setdefault(region, sass_timing.WarpClock(latencies))
+                clock.issue(opcode, operands)
+                counts["cycles"] = clock.cycles
     if not result:
         sys.exit(f"sass_mix: no function of {cubin} matches '{kernel_filter}'")
     return result
