@@ -5,7 +5,8 @@
 //
 //   gating x2 form the gated operands of a chunk ONCE, in shared memory, in place (half the rows
 //             each): b = log2(e) * in-chunk cumsum of g, q~ = q 2^b, k~ = k 2^-b, and the state
-//             decay D = 2^b_last per channel
+//             decay D = 2^b_last per channel; one of their threads loads g into a ring of its
+//             own (two slots), refilling a slot as soon as its gates are summed
 //   state     S <- D (S + k~^T v) (wgmma, S in fp32 registers), then S as bf16 in shared memory
 //             for the next chunk's output
 //   output    A = mask(q~ k~^T), o = s (q~ S_n + A v) (wgmma), o stored by TMA; one of its
@@ -26,8 +27,8 @@
 // usual GLA gates (logsigmoid/16: about 2^-5 per chunk) by a wide margin. A chunk with stronger
 // decay takes the anchored path instead (the gating warpgroup builds A itself with every factor
 // 2^x, x <= 0: anchored at each 16-row sub-chunk's first row, the diagonal 16x16 blocks by
-// halving anchors), the output warpgroup reads A from shared memory, and the state takes
-// kd = k 2^(b_last - b) for S <- D S + kd^T v. Strong gates (SPEC:
+// halving anchors), the output warpgroup reads A from the chunk's g slot, and the state takes
+// kd = k 2^(b_last - b) for S <- D S + kd^T v. Either way the state's keys are where k was. Strong gates (SPEC:
 // about -7 per step) take it in every chunk; the GPU tests run both paths.
 #include <cstdint>
 #include <cuda.h>
@@ -56,7 +57,7 @@ struct Params {
   CUtensorMap q_map;  // bf16 {K, T, H, B}, box {64, 64, 1, 1}, 128-byte swizzle
   CUtensorMap k_map;
   CUtensorMap v_map;  // bf16 {V, T, H, B}, box {64, 64, 1, 1}, 128-byte swizzle
-  CUtensorMap g_map;  // fp32 {K, T, H, B}, box {K, 64, 1, 1}, dense rows
+  CUtensorMap g_map;  // fp32 {K, T, H, B}, box {K, 64, 1, 1}, dense rows (the g ring)
   CUtensorMap o_map;  // bf16 {V, T, H, B}, box {64, 64, 1, 1}, 128-byte swizzle (stores)
   const float* h0;    // [B,H,K,V] or null
   float* hT;          // [B,H,K,V] or null
@@ -70,8 +71,9 @@ struct Params {
 template <int K, int BV, int S>
 struct Layout {
   static constexpr gla::PingpongFusedLayout L{K, BV, S};
-  static constexpr int kQ = 0, kK = L.k_offset(), kG = L.g_offset(), kV = L.v_offset();
+  static constexpr int kQ = 0, kK = L.k_offset(), kV = L.v_offset();
   static constexpr int kStage = L.stage_bytes();
+  static constexpr int kG = L.g_offset(), kGBytes = L.g_bytes(), kGSlots = L.kGSlots;
   static constexpr int kState = L.state_offset(), kOut = L.out_offset(), kDiag = L.diag_offset();
   static constexpr int kTotals = L.totals_offset(), kDecay = L.decay_offset(), kSelf = L.self_offset();
   static constexpr int kFlags = L.flags_offset();
@@ -97,6 +99,7 @@ struct Barriers {
   std::uint64_t* empty;     // [S] state and output warpgroups done with it (one per warp)
   std::uint64_t* s_ready;   // S_n (bf16) written for the output warpgroup (128 arrivals)
   std::uint64_t* s_free;    // the output warpgroup has read S_n (one per warp)
+  std::uint64_t* g_full;    // [kGSlots] TMA bytes of a chunk's g landed
 };
 
 // ---- loads ----------------------------------------------------------------------------------
@@ -113,11 +116,20 @@ __device__ void load_chunk(const Params& p, unsigned char* smem, const Barriers&
     sm90::tma_load_4d(st + L::kQ + a * 8192, &p.q_map, &bar.full[s], a * 64, t0, h, b);
     sm90::tma_load_4d(st + L::kK + a * 8192, &p.k_map, &bar.full[s], a * 64, t0, h, b);
   }
-  sm90::tma_load_4d(st + L::kG, &p.g_map, &bar.full[s], 0, t0, h, b);
 #pragma unroll
   for (int a = 0; a < BV / 64; ++a)
     sm90::tma_load_4d(st + L::kV + a * 8192, &p.v_map, &bar.full[s], v0 + a * 64, t0, h, b);
   // } sass:producer.chunk
+}
+
+// The TMA load of chunk n's g into its slot of the g ring (issued by one gating thread).
+template <int K, int BV, int S>
+__device__ __forceinline__ void load_gates(const Params& p, unsigned char* smem, const Barriers& bar, int n, int b,
+                                           int h) {
+  using L = Layout<K, BV, S>;
+  const int j = n % L::kGSlots;
+  sm90::mbar_arrive_expect_tx(&bar.g_full[j], L::kGBytes);
+  sm90::tma_load_4d(smem + L::kG + j * L::kGBytes, &p.g_map, &bar.g_full[j], 0, n * kChunk, h, b);
 }
 
 // ---- gating: the anchored path for chunks with strong decay ---------------------------------
@@ -283,7 +295,7 @@ __device__ __forceinline__ float warp_sum_scatter(float (&v)[N]) {
 // Gating thread t (0-255: warpgroups 0 and 1) owns channels 2cp, 2cp+1 (cp = t % (K/2)) of rows
 // [part*R, part*R + R), R = 16 at K = 128, 8 at K = 64.
 template <int K, int BV, int S>
-__device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) {
+__device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, int b_idx, int h) {
   using L = Layout<K, BV, S>;
   constexpr int kThreads = gla::PingpongFusedLayout::kGatingThreads;
   constexpr int kPairs = K / 2, kParts = kThreads / kPairs, kRows = kChunk / kParts;
@@ -295,14 +307,21 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
   float* self = reinterpret_cast<float*>(smem + L::kSelf);         // [S][2][64]
   int* flags = reinterpret_cast<int*>(smem + L::kFlags);           // [S]
   float* scratch = reinterpret_cast<float*>(smem + L::kDiag) + (w & 3) * 256;
+  if (t == 0) {
+    sm90::tma_prefetch_map(&p.g_map);
+    for (int n = 0; n < L::kGSlots && n < p.num_chunks; ++n) load_gates<K, BV, S>(p, smem, bar, n, b_idx, h);
+  }
 
   for (int n = 0; n < p.num_chunks; ++n) {  // sass:gating.chunk {
-    const int s = n % S;
+    const int s = n % S, j = n % L::kGSlots;
+    // The stage's full barrier also says that the state and output warpgroups are done with
+    // chunk n - S, whose decay, self and flag slots this chunk reuses.
+    sm90::mbar_wait(&bar.g_full[j], (n / L::kGSlots) & 1);
     sm90::mbar_wait(&bar.full[s], (n / S) & 1);
     unsigned char* st = smem + s * L::kStage;
     bf16* q = reinterpret_cast<bf16*>(st + L::kQ);
     bf16* k = reinterpret_cast<bf16*>(st + L::kK);
-    float* g = reinterpret_cast<float*>(st + L::kG);
+    float* g = reinterpret_cast<float*>(smem + L::kG + j * L::kGBytes);
 
     // Cumulative sums of this thread's rows, then the totals of the parts above it.
     float2 b[kRows];
@@ -332,7 +351,9 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
     if (part == 0) *reinterpret_cast<float2*>(decay + s * K + col) = d;
 
     if (!slow) {  // sass:gating.fast {
-      // q~ in place of q, k~ (bf16, swizzled) in place of g. row0 is a
+      // Every g of the slot has been summed: chunk n + kGSlots's gates may come in.
+      if (t == 0 && n + L::kGSlots < p.num_chunks) load_gates<K, BV, S>(p, smem, bar, n + L::kGSlots, b_idx, h);
+      // q~ in place of q, k~ in place of k. row0 is a
       // multiple of 8, so row r's swizzle depends on r & 7 only: eight base offsets, each
       // row an immediate 128 r bytes on top.
       int base[8];
@@ -347,8 +368,7 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
         const float2 qv = ptx::unpack_bf16(qr), kv = ptx::unpack_bf16(kr);
         dots[r] = qv.x * kv.x + qv.y * kv.y;
         qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(b[r].x), qv.y * ptx::exp2_approx(b[r].y));
-        *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(g) + off) =
-            ptx::pack_bf16(kv.x * ptx::exp2_approx(-b[r].x), kv.y * ptx::exp2_approx(-b[r].y));
+        kr = ptx::pack_bf16(kv.x * ptx::exp2_approx(-b[r].x), kv.y * ptx::exp2_approx(-b[r].y));
       }
       // Each warp holds 64 channels of its rows: K = 128, half of them (the part's other warp
       // the rest); K = 64, all (half 1 is zero).
@@ -385,6 +405,12 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
     if (t == 0) flags[s] = slow;
     sm90::fence_proxy_async();  // the wgmmas of the other warpgroups read what was written
     sm90::mbar_arrive(&bar.prepared[s]);
+    if (slow && t == 0 && n + L::kGSlots < p.num_chunks) {
+      // A lives in the slot until the output warpgroup has read it (the stage's empty barrier
+      // completes after the output's and the state's arrivals).
+      sm90::mbar_wait(&bar.empty[s], (n / S) & 1);
+      load_gates<K, BV, S>(p, smem, bar, n + L::kGSlots, b_idx, h);
+    }
   }  // } sass:gating.chunk
 }
 
@@ -452,10 +478,10 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
     const int s = n % S;
     sm90::mbar_wait(&bar.full[s], (n / S) & 1);
     sm90::mbar_wait(&bar.prepared[s], (n / S) & 1);
-    // Single anchor: S <- D (S + k~^T v), k~ over g. Anchored path: S <- D S + kd^T v, kd over k.
+    // Single anchor: S <- D (S + k~^T v), k~ over k. Anchored path: S <- D S + kd^T v, kd over k.
     const bool slow = __shfl_sync(0xffffffffu, flags[s], 0) != 0;
     unsigned char* st = smem + s * L::kStage;
-    unsigned char* keys = st + (slow ? L::kK : L::kG);
+    unsigned char* keys = st + L::kK;
     if (slow) S_.scale_rows(decay + s * K);  // sass:state.slow {}
     // A = keys^T (MN-major: rows are chunk steps, 64 channels per atom), B = v (MN-major: 64
     // columns per atom, 8 KB apart).
@@ -499,7 +525,6 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     sm90::tma_prefetch_map(&p.q_map);
     sm90::tma_prefetch_map(&p.k_map);
     sm90::tma_prefetch_map(&p.v_map);
-    sm90::tma_prefetch_map(&p.g_map);
     for (int n = 0; n < S && n < p.num_chunks; ++n) load_chunk<K, BV, S>(p, smem, bar, n, b, h, v0);
   }
   for (int n = 0; n < p.num_chunks; ++n) {  // sass:output.chunk {
@@ -511,7 +536,8 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     const bool slow = __shfl_sync(0xffffffffu, flags[s], 0) != 0;
     unsigned char* st = smem + s * L::kStage;
     unsigned char* qt = st + L::kQ;  // q~
-    unsigned char* kt = st + L::kG;  // k~ (fast path) or A (anchored path)
+    // k~ (fast path) or A (anchored path, in the chunk's g slot)
+    unsigned char* kt = slow ? smem + L::kG + (n % L::kGSlots) * L::kGBytes : st + L::kK;
 
     // A = mask(q~ k~^T) first, as bf16 register operands. (Overlapping the mask with the next
     // GEMM, reading these accumulators while another wgmma group is in flight, makes ptxas
@@ -612,7 +638,8 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   // (Pointer arithmetic on the shared array, so the compiler keeps shared-memory instructions.)
   unsigned char* smem = smem_raw + ((1024 - (ptx::smem_addr(smem_raw) & 1023)) & 1023);
   std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(smem + L::kBars);
-  const Barriers bar{bars, bars + S, bars + 2 * S, bars + 3 * S, bars + 3 * S + 1};
+  const Barriers bar{bars, bars + S, bars + 2 * S, bars + 3 * S, bars + 3 * S + 1, bars + 3 * S + 2};
+  static_assert(L::L.barriers() == 3 * S + 2 + L::kGSlots, "barrier count and layout disagree");
   const int vb = blockIdx.x % p.v_blocks, bh = blockIdx.x / p.v_blocks;
   const int h = bh % p.H, b = bh / p.H, v0 = vb * BV;
   // The warpgroup index, broadcast so the compiler knows each role's branch is warp-uniform.
@@ -626,6 +653,7 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
     }
     sm90::mbar_init(bar.s_ready, 128);
     sm90::mbar_init(bar.s_free, 4);
+    for (int j = 0; j < L::kGSlots; ++j) sm90::mbar_init(&bar.g_full[j], 1);
     sm90::mbar_init_fence();
   }
   float* diag = reinterpret_cast<float*>(smem + L::kDiag);
@@ -635,7 +663,7 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   using R = gla::PingpongFusedLayout;
   if (wg < 2) {
     sm90::setmaxnreg_dec<R::kGatingRegs>();
-    gate<K, BV, S>(p, smem, bar);
+    gate<K, BV, S>(p, smem, bar, b, h);
   } else if (wg == 2) {
     sm90::setmaxnreg_inc<R::kStateRegs>();
     update_state<K, BV, S>(p, smem, bar, ((long long)b * p.H + h) * K * p.V + v0);
