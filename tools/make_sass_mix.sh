@@ -8,9 +8,11 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 bash "$root/tools/fetch_nvdisasm.sh"
 cmake --build "$build" --target gla_pingpong_cubin
+# gating=2: the kernel's 256 gating threads are two warps on each of the SM's four schedulers.
 python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_pingpong_cubin.cubin" \
   --source "$root/cuda/gla/gla_pingpong_fused.cuh" --kernel gla_pingpong_fused_kernel \
   --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --profile "$root/profiles/H100.json" \
+  --warps-per-scheduler gating=2 \
   --cpp "$root/sim/models/generated/gla_pingpong_fused_sass.hpp" --cpp-name kGlaPingpongFusedSass \
   --command "tools/make_sass_mix.sh"
 echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp"

@@ -192,7 +192,10 @@ def attribute(cubin, source, kernel_filter, nvdisasm):
             for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm).items()}
 
 
-def count(cubin, source, kernel_filter, nvdisasm, latencies=None):
+def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_scheduler=None):
+    """Counts per function and region; with latencies, the `cycles` of each region's role (the
+    region name's first part) with its warps_per_scheduler[role] warps (default 1) per scheduler."""
+    warps_per_scheduler = warps_per_scheduler or {}
     result = {}
     for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm).items():
         result[func], clocks = {}, {}
@@ -200,7 +203,8 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None):
             counts = result[func].setdefault(region, dict.fromkeys(CLASSES, 0))
             classify(opcode, operands, counts)
             if latencies:
-                clock = clocks.setdefault(region, sass_timing.WarpClock(latencies))
+                warps = warps_per_scheduler.get(region.split(".")[0], 1)
+                clock = clocks.setdefault(region, sass_timing.WarpClock(latencies, warps))
                 clock.issue(opcode, operands)
                 counts["cycles"] = clock.cycles
     if not result:
@@ -282,6 +286,8 @@ def main():
     ap.add_argument("--command", default=None, help="the regeneration command quoted in the header")
     ap.add_argument("--profile", default=None,
                     help="hardware profile JSON whose latencies time each region (the cycles field)")
+    ap.add_argument("--warps-per-scheduler", action="append", default=[], metavar="ROLE=N",
+                    help="warps of a role (region prefix) sharing each scheduler, for the cycles field")
     ap.add_argument("--check", default=None, metavar="HEADER",
                     help="compare with a committed table; exit 1 where a charged field drifts")
     ap.add_argument("--tolerance", type=float, default=0.10)
@@ -292,7 +298,13 @@ def main():
     if args.profile:
         with open(args.profile) as f:
             latencies = sass_timing.latencies_from_profile(json.load(f))
-    mix = count(args.cubin, args.source, args.kernel, find_tool("nvdisasm", args.nvdisasm), latencies)
+    warps = {}
+    for item in args.warps_per_scheduler:
+        role, _, n = item.partition("=")
+        if not role or not n.isdigit() or int(n) < 1:
+            sys.exit(f"sass_mix: --warps-per-scheduler wants ROLE=N with N >= 1, got '{item}'")
+        warps[role] = int(n)
+    mix = count(args.cubin, args.source, args.kernel, find_tool("nvdisasm", args.nvdisasm), latencies, warps)
     if args.check:
         bad = drift(mix, read_table(args.check), args.tolerance, args.scale_committed)
         rows = sum(len(r) for r in mix.values())

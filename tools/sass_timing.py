@@ -1,14 +1,16 @@
-"""In-order issue time of one warp through a sequence of SASS instructions.
+"""In-order issue time of a role's warps on one scheduler through a sequence of SASS instructions.
 
-A warp issues its instructions in program order, at most one per cycle, and an instruction
-issues once the registers it reads are ready: a result is ready the producing instruction's
-latency after it issued. The latencies come from a hardware profile (`overlap calibrate`
-measures them with dependent chains): FP32/integer/conversion instructions fma_latency_cycles,
-MUFU mufu_latency_cycles, shared-memory and other loads lds_latency_cycles, shuffles
-shfl_latency_cycles. One warp's MUFU instructions are also spaced by the SFU's rate (a
-sub-partition has a quarter of the SM's sfu_lanes_per_clk). Not modelled: waits at barriers
-(another role's progress, not this warp's latency), HMMA/HGMMA latency, bank conflicts, and the
-other warps sharing the scheduler (the model charges their issue slots to the FMA pipe).
+A warp issues its instructions in program order, and an instruction issues once the registers
+it reads are ready: a result is ready the producing instruction's latency after it issued. The
+latencies come from a hardware profile (`overlap calibrate` measures them with dependent chains):
+FP32/integer/conversion instructions fma_latency_cycles, MUFU mufu_latency_cycles, shared-memory
+and other loads lds_latency_cycles, shuffles shfl_latency_cycles. The `warps` of one role that
+share a scheduler (a sub-partition) run the same instructions side by side: they share its one
+issue slot per cycle and its quarter of the SM's SFU (sfu_lanes_per_clk / 4), so a role of two
+warps per scheduler pays for both where its chain leaves no gaps. Not modelled: waits at
+barriers (another role's progress, not this role's latency), HMMA/HGMMA latency, bank
+conflicts, and other roles' warps on the scheduler (the model charges their issue slots to the
+FMA pipe).
 """
 import re
 
@@ -56,10 +58,13 @@ def latency(base, lat):
 
 
 class WarpClock:
-    """Feed instructions in program order; `cycles` is the time the last one issued, plus one."""
+    """Feed instructions in program order; `cycles` is the time the last one issued, plus one.
+    `warps` warps of the same role on one scheduler issue each instruction in turn."""
 
-    def __init__(self, lat):
-        self.lat, self.t, self.ready, self.mufu_free = lat, -1.0, {}, 0.0
+    def __init__(self, lat, warps=1):
+        self.lat, self.mufu_free, self.port_free = lat, 0.0, 0.0
+        self.t = [-1.0] * warps
+        self.ready = [{} for _ in range(warps)]
 
     def issue(self, opcode, operands):
         base = opcode.split(".")[0]
@@ -77,17 +82,18 @@ class WarpClock:
             dests = [r for o in ops[:n] for r in registers(o, width)]
             srcs = ops[n:]
         sources = [r for o in srcs for r in registers(o, 1 if "[" in o else width)]
-        t = max([self.t + 1] + [self.ready.get(r, 0.0) for r in sources])
-        if base == "MUFU":
-            t = max(t, self.mufu_free)
-            self.mufu_free = t + 32.0 / self.lat["sfu_lanes_per_smsp"]
-        self.t = t
-        for r in dests:
-            self.ready[r] = t + latency(base, self.lat)
+        for w, ready in enumerate(self.ready):
+            t = max([self.t[w] + 1, self.port_free] + [ready.get(r, 0.0) for r in sources])
+            if base == "MUFU":
+                t = max(t, self.mufu_free)
+                self.mufu_free = t + 32.0 / self.lat["sfu_lanes_per_smsp"]
+            self.t[w], self.port_free = t, t + 1
+            for r in dests:
+                ready[r] = t + latency(base, self.lat)
 
     @property
     def cycles(self):
-        return self.t + 1
+        return max(self.t) + 1
 
 
 def latencies_from_profile(profile):

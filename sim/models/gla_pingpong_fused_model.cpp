@@ -7,9 +7,9 @@
 // Per chunk n (C = 64 steps, one CTA per (b, h, v-block) of block_v columns):
 //   gating    wait g_full[n], full[n]; TMA load of chunk n + 2's g into the slot just summed
 //             -> g_full[n + 2]; exp2 on the SFU, shared-memory traffic and the instruction stream's
-//             issue slots on their pipes, beside one warp's in-order pass through the chunk's SASS
-//             with the profile's latencies (the `cycles` of the table; two warps per scheduler
-//             cannot hide a chain as long as the chunk) -> prepared[n]
+//             issue slots on their pipes, beside the in-order pass of the role's two warps per
+//             scheduler through the chunk's SASS, side by side on one issue slot and one SFU
+//             quarter, with the profile's latencies (the `cycles` of the table) -> prepared[n]
 //   state     wait prepared[n]; wgmma K x C x block_v; scale S -> empty[n]; wait s_free[n] (the
 //             output has read S_n); S_{n+1} as bf16 to shared memory -> s_ready[n+1]
 //   output    wait prepared[n]; wgmma q~ k~^T; mask; wait s_ready[n]; wgmma q~ S_n -> s_free[n];
@@ -110,7 +110,7 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
                issue(Unit::Sfu, gating.mufu * gating_lanes, kGateSfu, 0, "exp2"),
                issue(Unit::Smem, (gating.lds_bytes + gating.sts_bytes) * kGatingWarps, kGateSmem, 0, "operands in place"),
                issue(Unit::Fma, gating.issue * gating_lanes, kGateIssue, 0, "cumsum, q~ k~, q.k (issue)"),
-               delay(gating.cycles * hw.cycle_ns(), "one warp's dependent chain (SASS, in order)"),
+               delay(gating.cycles * hw.cycle_ns(), "two warps' dependent chains on one scheduler (SASS, in order)"),
                wait(kGateSfu, 0, "exp2 done"),
                wait(kGateSmem, 0, "stores done"),
                wait(kGateIssue, 0, "issued"),
