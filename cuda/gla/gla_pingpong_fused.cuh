@@ -5,8 +5,7 @@
 //
 //   gating x2 form the gated operands of a chunk ONCE, in shared memory, in place (half the rows
 //             each): b = log2(e) * in-chunk cumsum of g, q~ = q 2^b, k~ = k 2^-b, and the state
-//             decay D = 2^b_last per channel; one of their threads loads g into a ring of its
-//             own (two slots), refilling a slot as soon as its gates are summed
+//             decay D = 2^b_last per channel
 //   state     S <- D (S + k~^T v) (wgmma, S in fp32 registers), then S as bf16 in shared memory
 //             for the next chunk's output
 //   output    A = mask(q~ k~^T), o = s (q~ S_n + A v) (wgmma), o stored by TMA; one of its
@@ -27,8 +26,8 @@
 // usual GLA gates (logsigmoid/16: about 2^-5 per chunk) by a wide margin. A chunk with stronger
 // decay takes the anchored path instead (the gating warpgroup builds A itself with every factor
 // 2^x, x <= 0: anchored at each 16-row sub-chunk's first row, the diagonal 16x16 blocks by
-// halving anchors), the output warpgroup reads A from the chunk's g slot, and the state takes
-// kd = k 2^(b_last - b) for S <- D S + kd^T v. Either way the state's keys are where k was. Strong gates (SPEC:
+// halving anchors), the output warpgroup reads A from shared memory, and the state takes
+// kd = k 2^(b_last - b) for S <- D S + kd^T v. Strong gates (SPEC:
 // about -7 per step) take it in every chunk; the GPU tests run both paths.
 #include <cstdint>
 #include <cuda.h>
@@ -57,7 +56,7 @@ struct Params {
   CUtensorMap q_map;  // bf16 {K, T, H, B}, box {64, 64, 1, 1}, 128-byte swizzle
   CUtensorMap k_map;
   CUtensorMap v_map;  // bf16 {V, T, H, B}, box {64, 64, 1, 1}, 128-byte swizzle
-  CUtensorMap g_map;  // fp32 {K, T, H, B}, box {K, 64, 1, 1}, dense rows (the g ring)
+  CUtensorMap g_map;  // fp32 {K, T, H, B}, box {K, 64, 1, 1}, dense rows
   CUtensorMap o_map;  // bf16 {V, T, H, B}, box {64, 64, 1, 1}, 128-byte swizzle (stores)
   const float* h0;    // [B,H,K,V] or null
   float* hT;          // [B,H,K,V] or null
@@ -71,9 +70,8 @@ struct Params {
 template <int K, int BV, int S>
 struct Layout {
   static constexpr gla::PingpongFusedLayout L{K, BV, S};
-  static constexpr int kQ = 0, kK = L.k_offset(), kV = L.v_offset();
+  static constexpr int kQ = 0, kK = L.k_offset(), kG = L.g_offset(), kV = L.v_offset();
   static constexpr int kStage = L.stage_bytes();
-  static constexpr int kG = L.g_offset(), kGBytes = L.g_bytes(), kGSlots = L.kGSlots;
   static constexpr int kState = L.state_offset(), kOut = L.out_offset(), kDiag = L.diag_offset();
   static constexpr int kTotals = L.totals_offset(), kDecay = L.decay_offset(), kSelf = L.self_offset();
   static constexpr int kFlags = L.flags_offset();
@@ -99,7 +97,6 @@ struct Barriers {
   std::uint64_t* empty;     // [S] state and output warpgroups done with it (one per warp)
   std::uint64_t* s_ready;   // S_n (bf16) written for the output warpgroup (128 arrivals)
   std::uint64_t* s_free;    // the output warpgroup has read S_n (one per warp)
-  std::uint64_t* g_full;    // [kGSlots] TMA bytes of a chunk's g landed
 };
 
 // ---- loads ----------------------------------------------------------------------------------
@@ -116,20 +113,11 @@ __device__ void load_chunk(const Params& p, unsigned char* smem, const Barriers&
     sm90::tma_load_4d(st + L::kQ + a * 8192, &p.q_map, &bar.full[s], a * 64, t0, h, b);
     sm90::tma_load_4d(st + L::kK + a * 8192, &p.k_map, &bar.full[s], a * 64, t0, h, b);
   }
+  sm90::tma_load_4d(st + L::kG, &p.g_map, &bar.full[s], 0, t0, h, b);
 #pragma unroll
   for (int a = 0; a < BV / 64; ++a)
     sm90::tma_load_4d(st + L::kV + a * 8192, &p.v_map, &bar.full[s], v0 + a * 64, t0, h, b);
   // } sass:producer.chunk
-}
-
-// The TMA load of chunk n's g into its slot of the g ring (issued by one gating thread).
-template <int K, int BV, int S>
-__device__ __forceinline__ void load_gates(const Params& p, unsigned char* smem, const Barriers& bar, int n, int b,
-                                           int h) {
-  using L = Layout<K, BV, S>;
-  const int j = n % L::kGSlots;
-  sm90::mbar_arrive_expect_tx(&bar.g_full[j], L::kGBytes);
-  sm90::tma_load_4d(smem + L::kG + j * L::kGBytes, &p.g_map, &bar.g_full[j], 0, n * kChunk, h, b);
 }
 
 // ---- gating: the anchored path for chunks with strong decay ---------------------------------
@@ -263,195 +251,133 @@ __device__ __forceinline__ void store_row_block(void* a_tile, int w, const float
     }
 }
 
-// ---- gating ---------------------------------------------------------------------------------
-// Gating thread t (0-255: warpgroups 0 and 1) owns one 16-byte swizzle chunk of q and k -- 8
-// channels -- in R consecutive rows, so that each row is one 128-bit shared-memory access per
-// operand. Warp w covers channel atom a = w / (8 / A) (A = K / 64 atoms of 64 channels) with its
-// lanes as 8 chunks x 4 row groups, so that one access of the warp reads 4 whole 128-byte rows;
-// the (8 / A) warps of an atom hold its 64 rows in order (R = 2A rows per thread).
-template <int K>
-struct GatingMap {
-  static constexpr int kAtoms = K / 64, kWarpsPerAtom = 8 / kAtoms, kRows = 2 * kAtoms;
-  int lane, cc, rgl, atom, wa, row0, col;
-  __device__ GatingMap() {
-    const int t = threadIdx.x, w = t / 32;
-    lane = t & 31;
-    cc = lane & 7;    // 16-byte chunk within the atom's 128-byte row
-    rgl = lane >> 3;  // row group within the warp
-    atom = w / kWarpsPerAtom;
-    wa = w % kWarpsPerAtom;
-    row0 = (wa * 4 + rgl) * kRows;
-    col = atom * 64 + 8 * cc;
-  }
-  // Byte offset of this thread's chunk of row `row` in a 128-byte-swizzled bf16 tile of 64 rows.
-  __device__ int chunk_offset(int row) const { return atom * 8192 + row * 128 + ((cc ^ (row & 7)) << 4); }
-};
-
-__device__ __forceinline__ void unpack8(const uint4& v, float (&x)[8]) {
-  const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
+// One halving step of warp_sum_scatter: lanes with bit O set keep the upper half of the O * 2
+// remaining values (adding their partner's), the others the lower half.
+template <int O, int N>
+__device__ __forceinline__ void sum_halves(float (&v)[N], int lane) {
+  const bool upper = (lane & O) != 0;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 f = ptx::unpack_bf16(w[i]);
-    x[2 * i] = f.x, x[2 * i + 1] = f.y;
+  for (int i = 0; i < O; ++i) {
+    const float send = upper ? v[i] : v[i + O];
+    const float keep = upper ? v[i + O] : v[i];
+    v[i] = keep + __shfl_xor_sync(0xffffffffu, send, O);
   }
-}
-__device__ __forceinline__ uint4 pack8(const float (&x)[8]) {
-  return make_uint4(ptx::pack_bf16(x[0], x[1]), ptx::pack_bf16(x[2], x[3]), ptx::pack_bf16(x[4], x[5]),
-                    ptx::pack_bf16(x[6], x[7]));
-}
-__device__ __forceinline__ void load8(const float* p, float (&x)[8]) {
-  const float4 a = *reinterpret_cast<const float4*>(p), b = *reinterpret_cast<const float4*>(p + 4);
-  x[0] = a.x, x[1] = a.y, x[2] = a.z, x[3] = a.w, x[4] = b.x, x[5] = b.y, x[6] = b.z, x[7] = b.w;
-}
-__device__ __forceinline__ void store8(float* p, const float (&x)[8]) {
-  *reinterpret_cast<float4*>(p) = make_float4(x[0], x[1], x[2], x[3]);
-  *reinterpret_cast<float4*>(p + 4) = make_float4(x[4], x[5], x[6], x[7]);
+  if constexpr (O > 1) sum_halves<O / 2>(v, lane);
 }
 
+// Sums v[r] over the warp's lanes for every r (N = 8, 16 or 32 values per lane) in 31
+// shuffles; lane L returns the sum for r = L % N.
+template <int N>
+__device__ __forceinline__ float warp_sum_scatter(float (&v)[N]) {
+  static_assert(N == 8 || N == 16 || N == 32, "a power of two, at most one value per lane at the end");
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int o = 16; o >= N; o >>= 1)  // whole sums over the lanes beyond N
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] += __shfl_xor_sync(0xffffffffu, v[i], o);
+  sum_halves<N / 2>(v, lane);
+  return v[0];
+}
+
+// ---- gating ---------------------------------------------------------------------------------
+// Gating thread t (0-255: warpgroups 0 and 1) owns channels 2cp, 2cp+1 (cp = t % (K/2)) of rows
+// [part*R, part*R + R), R = 16 at K = 128, 8 at K = 64.
 template <int K, int BV, int S>
-__device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, int b_idx, int h) {
+__device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) {
   using L = Layout<K, BV, S>;
-  using M = GatingMap<K>;
-  constexpr int kThreads = gla::PingpongFusedLayout::kGatingThreads, R = M::kRows;
+  constexpr int kThreads = gla::PingpongFusedLayout::kGatingThreads;
+  constexpr int kPairs = K / 2, kParts = kThreads / kPairs, kRows = kChunk / kParts;
   const int t = threadIdx.x;
+  const int cp = t % kPairs, part = t / kPairs, col = 2 * cp, row0 = part * kRows;
   const int w = t / 32;  // 0-7; warps 0-3 build A on the anchored path
-  const M m;
-  float* totals = reinterpret_cast<float*>(smem + L::kTotals);  // [2][kWarpsPerAtom][K] warp totals
-  float* decay = reinterpret_cast<float*>(smem + L::kDecay);    // [S][K]
-  float* self = reinterpret_cast<float*>(smem + L::kSelf);      // [S][2][64]
-  int* flags = reinterpret_cast<int*>(smem + L::kFlags);        // [S]
+  float2* totals = reinterpret_cast<float2*>(smem + L::kTotals);  // [2][kParts][kPairs]
+  float* decay = reinterpret_cast<float*>(smem + L::kDecay);       // [S][K]
+  float* self = reinterpret_cast<float*>(smem + L::kSelf);         // [S][2][64]
+  int* flags = reinterpret_cast<int*>(smem + L::kFlags);           // [S]
   float* scratch = reinterpret_cast<float*>(smem + L::kDiag) + (w & 3) * 256;
-  if (t == 0) {
-    sm90::tma_prefetch_map(&p.g_map);
-    for (int n = 0; n < L::kGSlots && n < p.num_chunks; ++n) load_gates<K, BV, S>(p, smem, bar, n, b_idx, h);
-  }
 
   for (int n = 0; n < p.num_chunks; ++n) {  // sass:gating.chunk {
-    const int s = n % S, j = n % L::kGSlots;
-    // The stage's full barrier also says that the state and output warpgroups are done with
-    // chunk n - S, whose decay, self and flag slots this chunk reuses.
-    sm90::mbar_wait(&bar.g_full[j], (n / L::kGSlots) & 1);
+    const int s = n % S;
     sm90::mbar_wait(&bar.full[s], (n / S) & 1);
     unsigned char* st = smem + s * L::kStage;
-    unsigned char* q = st + L::kQ;
-    unsigned char* k = st + L::kK;
-    float* g = reinterpret_cast<float*>(smem + L::kG + j * L::kGBytes);
+    bf16* q = reinterpret_cast<bf16*>(st + L::kQ);
+    bf16* k = reinterpret_cast<bf16*>(st + L::kK);
+    float* g = reinterpret_cast<float*>(st + L::kG);
 
-    // b = log2(e) * cumulative sum of g: this thread's rows, then the row groups above it in
-    // the warp (a scan over lanes 8 apart), then the warps above it (their totals).
-    float b[R][8], acc[8];
+    // Cumulative sums of this thread's rows, then the totals of the parts above it.
+    float2 b[kRows];
+    float2 acc = make_float2(0.f, 0.f);
 #pragma unroll
-    for (int c = 0; c < 8; ++c) acc[c] = 0.f;
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      load8(g + (m.row0 + r) * K + m.col, b[r]);
-#pragma unroll
-      for (int c = 0; c < 8; ++c) acc[c] = b[r][c] = fmaf(b[r][c], kLog2e, acc[c]);
+    for (int r = 0; r < kRows; ++r) {
+      const float2 gv = *reinterpret_cast<const float2*>(g + (row0 + r) * K + col);
+      acc.x += gv.x * kLog2e;
+      acc.y += gv.y * kLog2e;
+      b[r] = acc;
     }
-    float incl[8];
+    float2* tot = totals + (n & 1) * kParts * kPairs;
+    tot[part * kPairs + cp] = acc;
+    sm90::named_sync(kGatingBarrier, kThreads);  // also: every g of the stage has been read
+    float2 carry = make_float2(0.f, 0.f), last = make_float2(0.f, 0.f);
 #pragma unroll
-    for (int c = 0; c < 8; ++c) incl[c] = acc[c];
-#pragma unroll
-    for (int o = 8; o <= 16; o *= 2)
-#pragma unroll
-      for (int c = 0; c < 8; ++c) {
-        const float up = __shfl_up_sync(0xffffffffu, incl[c], o);
-        if (m.lane >= o) incl[c] += up;
-      }
-    float* tot = totals + (n & 1) * M::kWarpsPerAtom * K;
-    if (m.rgl == 3) store8(tot + m.wa * K + m.col, incl);
-    sm90::named_sync(kGatingBarrier, kThreads);  // also: every g of the slot has been read
-    float carry[8], last[8];
-#pragma unroll
-    for (int c = 0; c < 8; ++c) carry[c] = incl[c] - acc[c], last[c] = 0.f;
-#pragma unroll
-    for (int wp = 0; wp < M::kWarpsPerAtom; ++wp) {
-      float tv[8];
-      load8(tot + wp * K + m.col, tv);
-#pragma unroll
-      for (int c = 0; c < 8; ++c) {
-        if (wp < m.wa) carry[c] += tv[c];
-        last[c] += tv[c];
-      }
+    for (int pp = 0; pp < kParts; ++pp) {
+      const float2 tv = tot[pp * kPairs + cp];
+      if (pp < part) carry.x += tv.x, carry.y += tv.y;
+      last.x += tv.x, last.y += tv.y;
     }
-    bool strong = false;
 #pragma unroll
-    for (int c = 0; c < 8; ++c) strong |= -last[c] > kMaxFastDecay;
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-      for (int c = 0; c < 8; ++c) b[r][c] += carry[c];
-    const bool slow = sm90::named_sync_or(kGatingBarrier, kThreads, strong);
-    if (m.wa == 0 && m.rgl == 0) {
-      float d[8];
-#pragma unroll
-      for (int c = 0; c < 8; ++c) d[c] = ptx::exp2_approx(last[c]);
-      store8(decay + s * K + m.col, d);
-    }
+    for (int r = 0; r < kRows; ++r) b[r].x += carry.x, b[r].y += carry.y;
+    const bool slow =
+        sm90::named_sync_or(kGatingBarrier, kThreads, -last.x > kMaxFastDecay || -last.y > kMaxFastDecay);
+    const float2 d = make_float2(ptx::exp2_approx(last.x), ptx::exp2_approx(last.y));
+    if (part == 0) *reinterpret_cast<float2*>(decay + s * K + col) = d;
 
     if (!slow) {  // sass:gating.fast {
-      // Every g of the slot has been summed: chunk n + kGSlots's gates may come in.
-      if (t == 0 && n + L::kGSlots < p.num_chunks) load_gates<K, BV, S>(p, smem, bar, n + L::kGSlots, b_idx, h);
-      // q~ = q 2^b in place of q, k~ = k 2^-b in place of k, and this thread's share of the
-      // exact diagonal q_r . k_r.
-      float dots[R];
+      // q~ in place of q, k~ (bf16, swizzled) in place of g. row0 is a
+      // multiple of 8, so row r's swizzle depends on r & 7 only: eight base offsets, each
+      // row an immediate 128 r bytes on top.
+      int base[8];
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const int off = m.chunk_offset(m.row0 + r);
-        uint4& qr = *reinterpret_cast<uint4*>(q + off);
-        uint4& kr = *reinterpret_cast<uint4*>(k + off);
-        float qv[8], kv[8];
-        unpack8(qr, qv);
-        unpack8(kr, kv);
-        dots[r] = 0.f;
+      for (int j = 0; j < 8; ++j) base[j] = sw128(row0 + j, col, kChunk) - j * 128;
+      float dots[kRows];  // this thread's share of q_r . k_r
 #pragma unroll
-        for (int c = 0; c < 8; ++c) {
-          dots[r] = fmaf(qv[c], kv[c], dots[r]);
-          qv[c] *= ptx::exp2_approx(b[r][c]);
-          kv[c] *= ptx::exp2_approx(-b[r][c]);
-        }
-        qr = pack8(qv);
-        kr = pack8(kv);
+      for (int r = 0; r < kRows; ++r) {
+        const int off = base[r & 7] + r * 128;
+        auto& qr = *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(q) + off);
+        auto& kr = *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(k) + off);
+        const float2 qv = ptx::unpack_bf16(qr), kv = ptx::unpack_bf16(kr);
+        dots[r] = qv.x * kv.x + qv.y * kv.y;
+        qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(b[r].x), qv.y * ptx::exp2_approx(b[r].y));
+        *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(g) + off) =
+            ptx::pack_bf16(kv.x * ptx::exp2_approx(-b[r].x), kv.y * ptx::exp2_approx(-b[r].y));
       }
-      // Sum over the atom's 8 chunks (lanes 1, 2, 4 apart); each atom is one half of K.
-#pragma unroll
-      for (int o = 1; o < 8; o *= 2)
-#pragma unroll
-        for (int r = 0; r < R; ++r) dots[r] += __shfl_xor_sync(0xffffffffu, dots[r], o);
-      if (m.cc < R) {
-        float* half = self + (s * 2 + m.atom) * kChunk + m.row0;
-#pragma unroll
-        for (int r = 0; r < R; ++r)
-          if (r == m.cc) half[r] = dots[r];
-        if (K == 64) self[(s * 2 + 1) * kChunk + m.row0 + m.cc] = 0.f;
+      // Each warp holds 64 channels of its rows: K = 128, half of them (the part's other warp
+      // the rest); K = 64, all (half 1 is zero).
+      const int lane = t & 31;
+      const float dot = warp_sum_scatter(dots);
+      if (K == 128) {
+        if (lane < kRows) self[(s * 2 + (w & 1)) * kChunk + row0 + lane] = dot;
+      } else if (lane < 2 * kRows) {
+        self[(s * 2 + lane / kRows) * kChunk + row0 + lane % kRows] = lane < kRows ? dot : 0.f;
       }
       // } sass:gating.fast
     } else {  // sass:gating.slow {
       // b in place of g; A from the anchored products of the raw q, k; then q~ and kd in place
       // (b read back, so that b's registers are free while A is built); then A in place of b.
 #pragma unroll
-      for (int r = 0; r < R; ++r) store8(g + (m.row0 + r) * K + m.col, b[r]);
+      for (int r = 0; r < kRows; ++r) *reinterpret_cast<float2*>(g + (row0 + r) * K + col) = b[r];
       sm90::named_sync(kGatingBarrier, kThreads);
       float off[6][4];
-      if (w < 4)
-        anchored_row_block<K>(reinterpret_cast<const bf16*>(q), reinterpret_cast<const bf16*>(k), g, w, off, scratch);
+      if (w < 4) anchored_row_block<K>(q, k, g, w, off, scratch);
       sm90::named_sync(kGatingBarrier, kThreads);  // every warp is done reading q and k
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const int row = m.row0 + r, o = m.chunk_offset(row);
-        float br[8], qv[8], kv[8];
-        load8(g + row * K + m.col, br);
-        uint4& qr = *reinterpret_cast<uint4*>(q + o);
-        uint4& kr = *reinterpret_cast<uint4*>(k + o);
-        unpack8(qr, qv);
-        unpack8(kr, kv);
-#pragma unroll
-        for (int c = 0; c < 8; ++c) {
-          qv[c] *= ptx::exp2_approx(br[c]);
-          kv[c] *= ptx::exp2_approx(last[c] - br[c]);
-        }
-        qr = pack8(qv);
-        kr = pack8(kv);
+#pragma unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        const int row = row0 + r;
+        const float2 br = *reinterpret_cast<const float2*>(g + row * K + col);
+        std::uint32_t& qr = pair_ref(q, row, col, kChunk);
+        std::uint32_t& kr = pair_ref(k, row, col, kChunk);
+        const float2 qv = ptx::unpack_bf16(qr), kv = ptx::unpack_bf16(kr);
+        qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(br.x), qv.y * ptx::exp2_approx(br.y));
+        kr = ptx::pack_bf16(kv.x * ptx::exp2_approx(last.x - br.x), kv.y * ptx::exp2_approx(last.y - br.y));
       }
       sm90::named_sync(kGatingBarrier, kThreads);  // every warp is done reading b
       if (w < 4) store_row_block(g, w, off, scratch);
@@ -459,12 +385,6 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
     if (t == 0) flags[s] = slow;
     sm90::fence_proxy_async();  // the wgmmas of the other warpgroups read what was written
     sm90::mbar_arrive(&bar.prepared[s]);
-    if (slow && t == 0 && n + L::kGSlots < p.num_chunks) {
-      // A lives in the slot until the output warpgroup has read it (the stage's empty barrier
-      // completes after the output's and the state's arrivals).
-      sm90::mbar_wait(&bar.empty[s], (n / S) & 1);
-      load_gates<K, BV, S>(p, smem, bar, n + L::kGSlots, b_idx, h);
-    }
   }  // } sass:gating.chunk
 }
 
@@ -532,10 +452,10 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
     const int s = n % S;
     sm90::mbar_wait(&bar.full[s], (n / S) & 1);
     sm90::mbar_wait(&bar.prepared[s], (n / S) & 1);
-    // Single anchor: S <- D (S + k~^T v), k~ over k. Anchored path: S <- D S + kd^T v, kd over k.
+    // Single anchor: S <- D (S + k~^T v), k~ over g. Anchored path: S <- D S + kd^T v, kd over k.
     const bool slow = __shfl_sync(0xffffffffu, flags[s], 0) != 0;
     unsigned char* st = smem + s * L::kStage;
-    unsigned char* keys = st + L::kK;
+    unsigned char* keys = st + (slow ? L::kK : L::kG);
     if (slow) S_.scale_rows(decay + s * K);  // sass:state.slow {}
     // A = keys^T (MN-major: rows are chunk steps, 64 channels per atom), B = v (MN-major: 64
     // columns per atom, 8 KB apart).
@@ -579,6 +499,7 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     sm90::tma_prefetch_map(&p.q_map);
     sm90::tma_prefetch_map(&p.k_map);
     sm90::tma_prefetch_map(&p.v_map);
+    sm90::tma_prefetch_map(&p.g_map);
     for (int n = 0; n < S && n < p.num_chunks; ++n) load_chunk<K, BV, S>(p, smem, bar, n, b, h, v0);
   }
   for (int n = 0; n < p.num_chunks; ++n) {  // sass:output.chunk {
@@ -590,8 +511,7 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     const bool slow = __shfl_sync(0xffffffffu, flags[s], 0) != 0;
     unsigned char* st = smem + s * L::kStage;
     unsigned char* qt = st + L::kQ;  // q~
-    // k~ (fast path) or A (anchored path, in the chunk's g slot)
-    unsigned char* kt = slow ? smem + L::kG + (n % L::kGSlots) * L::kGBytes : st + L::kK;
+    unsigned char* kt = st + L::kG;  // k~ (fast path) or A (anchored path)
 
     // A = mask(q~ k~^T) first, as bf16 register operands. (Overlapping the mask with the next
     // GEMM, reading these accumulators while another wgmma group is in flight, makes ptxas
@@ -692,8 +612,7 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   // (Pointer arithmetic on the shared array, so the compiler keeps shared-memory instructions.)
   unsigned char* smem = smem_raw + ((1024 - (ptx::smem_addr(smem_raw) & 1023)) & 1023);
   std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(smem + L::kBars);
-  const Barriers bar{bars, bars + S, bars + 2 * S, bars + 3 * S, bars + 3 * S + 1, bars + 3 * S + 2};
-  static_assert(L::L.barriers() == 3 * S + 2 + L::kGSlots, "barrier count and layout disagree");
+  const Barriers bar{bars, bars + S, bars + 2 * S, bars + 3 * S, bars + 3 * S + 1};
   const int vb = blockIdx.x % p.v_blocks, bh = blockIdx.x / p.v_blocks;
   const int h = bh % p.H, b = bh / p.H, v0 = vb * BV;
   // The warpgroup index, broadcast so the compiler knows each role's branch is warp-uniform.
@@ -707,7 +626,6 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
     }
     sm90::mbar_init(bar.s_ready, 128);
     sm90::mbar_init(bar.s_free, 4);
-    for (int j = 0; j < L::kGSlots; ++j) sm90::mbar_init(&bar.g_full[j], 1);
     sm90::mbar_init_fence();
   }
   float* diag = reinterpret_cast<float*>(smem + L::kDiag);
@@ -717,7 +635,7 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   using R = gla::PingpongFusedLayout;
   if (wg < 2) {
     sm90::setmaxnreg_dec<R::kGatingRegs>();
-    gate<K, BV, S>(p, smem, bar, b, h);
+    gate<K, BV, S>(p, smem, bar);
   } else if (wg == 2) {
     sm90::setmaxnreg_inc<R::kStateRegs>();
     update_state<K, BV, S>(p, smem, bar, ((long long)b * p.H + h) * K * p.V + v0);

@@ -25,23 +25,19 @@ enum class StateCarry {
 // warpgroups -- two gating (the gated operands of a chunk, once, in shared memory; half the
 // rows each), state (S in registers, the state update), output (q k^T, q S, A v, TMA store,
 // and the TMA loads of the ring).
-// Shared memory in order: `stages` stages of the load ring (q, k, v of one 64-step chunk; the
-// gating warpgroups rewrite q and k in place: q~ over q, k~ or kd over k), the g ring (kGSlots
-// slots of C x K fp32, loaded by the gating warpgroups themselves as soon as a chunk's gates
-// are summed, so that fp32 g -- 40% of a K = 128 stage -- does not shorten the q/k/v ring; the
-// anchored path keeps its cumulative sums and then A there), the bf16 state operand S_n
-// (K x block_v), the o staging tile (64 x block_v bf16), the anchored path's four 16x16 fp32
+// Shared memory in order: `stages` stages of the load ring (q, k, g, v of one 64-step chunk; the
+// gating warpgroups rewrite them in place: q~ over q, k~ or A over g, kd over k where the
+// anchored path needs it), the bf16 state operand
+// S_n (K x block_v), the o staging tile (64 x block_v bf16), the anchored path's four 16x16 fp32
 // diagonal blocks, the cumulative-sum part totals (two buffers), the per-stage state decay
-// (K fp32), q_i . k_i of each row (two halves of K) and path flag, the mbarriers (full,
-// prepared, empty per stage; S ready, S free; g full per slot) and 1 KB to align the tiles to
-// the 1024 bytes the 128-byte swizzle needs.
+// (K fp32), q_i . k_i of each row (two halves of K) and path flag, the mbarriers (full, prepared, empty per stage; S ready, S free) and
+// 1 KB to align the tiles to the 1024 bytes the 128-byte swizzle needs.
 struct PingpongFusedLayout {
   int K, block_v, stages;
 
   static constexpr int kChunk = 64;
   static constexpr int kWarpgroups = 4;
   static constexpr int kGatingThreads = 256;  // warpgroups 0 and 1
-  static constexpr int kGSlots = 2;           // chunk n + 2's gates load while n + 1's are used
   // Registers per thread after setmaxnreg: 128 x (2 x 120 + 168 + 104) = 65536, the whole file.
   // The state warpgroup holds S (K x block_v fp32: 128 per thread at K = block_v = 128).
   static constexpr int kGatingRegs = 120, kStateRegs = 168, kOutputRegs = 104;
@@ -52,12 +48,11 @@ struct PingpongFusedLayout {
   static constexpr int kSmemLimit = 227 * 1024;  // opt-in shared memory per block, sm_90
 
   constexpr int k_offset() const { return kChunk * K * 2; }
-  constexpr int v_offset() const { return 2 * kChunk * K * 2; }
+  constexpr int g_offset() const { return 2 * kChunk * K * 2; }
+  constexpr int v_offset() const { return g_offset() + kChunk * K * 4; }
   constexpr int stage_bytes() const { return v_offset() + kChunk * block_v * 2; }
   constexpr int load_bytes() const { return stage_bytes(); }  // every byte of a stage comes by TMA
-  constexpr int g_bytes() const { return kChunk * K * 4; }
-  constexpr int g_offset() const { return stages * stage_bytes(); }  // slot j at + j * g_bytes()
-  constexpr int state_offset() const { return g_offset() + kGSlots * g_bytes(); }
+  constexpr int state_offset() const { return stages * stage_bytes(); }
   constexpr int out_offset() const { return state_offset() + K * block_v * 2; }
   constexpr int diag_offset() const { return out_offset() + kChunk * block_v * 2; }
   constexpr int totals_offset() const { return diag_offset() + 4 * 16 * 16 * 4; }
@@ -65,10 +60,9 @@ struct PingpongFusedLayout {
   constexpr int self_offset() const { return decay_offset() + stages * K * 4; }  // [stages][2][64] fp32
   constexpr int flags_offset() const { return self_offset() + stages * 2 * kChunk * 4; }
   constexpr int barriers_offset() const { return flags_offset() + 16 * ((stages * 4 + 15) / 16); }
-  constexpr int barriers() const { return 3 * stages + 2 + kGSlots; }
-  constexpr int bytes() const { return barriers_offset() + barriers() * 8 + 1024; }
+  constexpr int bytes() const { return barriers_offset() + (3 * stages + 2) * 8 + 1024; }
 
-  // As many stages as fit, at most 4 (K = 128: 3 at block_v = 64, 2 at 128; K = 64: 4).
+  // As many stages as fit, at most 4 (K = block_v = 128: 2; K = 64: 3 or 4).
   static constexpr int max_stages(int K, int block_v) {
     int s = 4;
     while (s > 1 && PingpongFusedLayout{K, block_v, s}.bytes() > kSmemLimit) --s;

@@ -5,8 +5,7 @@
 // GEMM shapes of its tiling (gla_tiling.hpp).
 //
 // Per chunk n (C = 64 steps, one CTA per (b, h, v-block) of block_v columns):
-//   gating    wait g_full[n], full[n]; TMA load of chunk n + 2's g into the slot just summed
-//             -> g_full[n + 2]; exp2 on the SFU, shared-memory traffic and the instruction stream's
+//   gating    wait full[n]; exp2 on the SFU, shared-memory traffic and the instruction stream's
 //             issue slots on their pipes, beside the in-order pass of the role's two warps per
 //             scheduler through the chunk's SASS, side by side on one issue slot and one SFU
 //             quarter, with the profile's latencies (the `cycles` of the table) -> prepared[n]
@@ -14,7 +13,7 @@
 //             output has read S_n); S_{n+1} as bf16 to shared memory -> s_ready[n+1]
 //   output    wait prepared[n]; wgmma q~ k~^T; mask; wait s_ready[n]; wgmma q~ S_n -> s_free[n];
 //             wgmma A v -> empty[n]; wait empty[n] (the state too); TMA loads of chunk
-//             n + stages (q, k, v) -> full[n + stages]; o to shared memory, TMA store
+//             n + stages -> full[n + stages]; o to shared memory, TMA store
 // A role issues at most one instruction per scheduler per clock: its instruction count is
 // charged to the FMA/ALU pipes as 32 lanes per instruction (the issue slots). Each mbarrier wait
 // on another role adds the profile's sync latency.
@@ -33,7 +32,7 @@
 namespace overlap::sim {
 namespace {
 
-enum Barrier { kFull, kPrepared, kEmpty, kSReady, kSFree, kGateSfu, kGateSmem, kGateIssue, kGFull };
+enum Barrier { kFull, kPrepared, kEmpty, kSReady, kSFree, kGateSfu, kGateSmem, kGateIssue };
 
 constexpr int kWarps = 4;  // state and output: one warpgroup each
 constexpr double kLanes = 32.0 * kWarps;
@@ -68,18 +67,16 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
                    regs_for_warps(4, gla::PingpongFusedLayout::kOutputRegs);
   k.smem_bytes = layout.bytes();
   k.tiles = int((d.T + t.chunk - 1) / t.chunk);
-  k.barriers = {{"full", 3},   {"prepared", 1},   {"empty", 2},       {"S ready", 1},
-                {"S free", 1}, {"gating exp2", 1}, {"gating smem", 1}, {"gating issue", 1},
-                {"g full", 1}};
+  k.barriers = {{"full", 4},   {"prepared", 1}, {"empty", 2},     {"S ready", 1},
+                {"S free", 1}, {"gating exp2", 1}, {"gating smem", 1}, {"gating issue", 1}};
 
-  // The TMA loads of the chunk at `offset`: q, k, v by one output thread, g (its own ring) by
-  // one gating thread. q, k, g of a head are read by each of its v_blocks CTAs, which run
-  // together: one HBM read.
+  // The TMA loads of the chunk at `offset` (issued by one output thread). q, k, g of a head are
+  // read by each of its v_blocks CTAs, which run together: one HBM read.
   const double shared = 1.0 / double(v_blocks);
   auto loads_of_chunk = [&](int offset) {
     std::vector<Step> out;
     for (Step s : {load(C * K * 2, shared, CopyEngine::Tma, "load q"), load(C * K * 2, shared, CopyEngine::Tma, "load k"),
-                   load(C * bv * 2, 1.0, CopyEngine::Tma, "load v")}) {
+                   load(C * K * 4, shared, CopyEngine::Tma, "load g"), load(C * bv * 2, 1.0, CopyEngine::Tma, "load v")}) {
       s.kind = StepKind::Issue;
       s.barrier = kFull;
       s.offset = offset;
@@ -87,14 +84,6 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
     }
     return out;
   };
-  auto load_gates = [&](int offset) {
-    Step s = load(C * K * 4, shared, CopyEngine::Tma, "load g");
-    s.kind = StepKind::Issue;
-    s.barrier = kGFull;
-    s.offset = offset;
-    return s;
-  };
-  constexpr int kGSlots = gla::PingpongFusedLayout::kGSlots;
 
   const SassCounts gating = mix(int(d.K), t.block_v, {"gating.chunk", "gating.fast"});
   const double gating_lanes = 32.0 * kGatingWarps;
@@ -103,10 +92,7 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
   gate.warps = kGatingWarps;
   // The pipes' share of the SM and one warp's in-order latency chain run side by side: the
   // chunk takes the longer of the two.
-  for (int j = 0; j < kGSlots; ++j) gate.prologue.push_back(load_gates(j));
-  gate.body = {wait(kGFull, 0, "wait gates"),
-               wait(kFull, 0, "wait chunk"),
-               load_gates(kGSlots),
+  gate.body = {wait(kFull, 0, "wait chunk"),
                issue(Unit::Sfu, gating.mufu * gating_lanes, kGateSfu, 0, "exp2"),
                issue(Unit::Smem, (gating.lds_bytes + gating.sts_bytes) * kGatingWarps, kGateSmem, 0, "operands in place"),
                issue(Unit::Fma, gating.issue * gating_lanes, kGateIssue, 0, "cumsum, q~ k~, q.k (issue)"),
