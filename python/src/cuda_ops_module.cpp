@@ -209,7 +209,7 @@ NB_MODULE(_cuda_ops, m) {
   // overlap::Error (an unknown variant name, a shape a variant cannot run) arrives as the same
   // overlap.OverlapError the rest of the package raises.
   // Held for the life of the process (released, never decref'd at exit).
-  static PyObject* overlap_error = nb::module_::import_("overlap._core").attr("OverlapError").release().ptr();
+  static PyObject* overlap_error = nb::object(nb::module_::import_("overlap._core").attr("OverlapError")).release().ptr();
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
