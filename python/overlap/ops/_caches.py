@@ -37,6 +37,15 @@ def tensor_key(t):
     return (t.data_ptr(), tuple(t.shape), t.stride(), t.dtype, t.device)
 
 
+def version(t):
+    # Tensors made under torch.inference_mode() keep no version counter: for them the address
+    # alone is the key, and an in-place update is not seen (call overlap.ops.clear_caches()).
+    try:
+        return t._version
+    except RuntimeError:
+        return None
+
+
 class WeightCache:
     """derived = make() for a tuple of weights, remade when any of them changed in place."""
 
@@ -45,7 +54,7 @@ class WeightCache:
 
     def get(self, tag, weights, make):
         key = (tag,) + tuple(tensor_key(w) for w in weights)
-        versions = tuple(w._version for w in weights)
+        versions = tuple(version(w) for w in weights)
         hit = self.lru.get(key)
         if hit is not None and hit[1] == versions:
             return hit[2]
