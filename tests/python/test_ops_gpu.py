@@ -75,7 +75,9 @@ def test_chunk_gla_default_choice(dtype, gate_scale):
     o, hT = chunk_gla(q, k, v, g, initial_state=h0, output_final_state=True)
     ref_o, ref_h = oracle.gla(q, k, v, g, 128 ** -0.5, h0)
     assert o.dtype == dtype
-    bound = 1e-5 if dtype == torch.float32 else 5e-3  # fp32 runs the general path in fp32
+    # fp32 runs the general path in fp32; fp16 is rounded to the kernels' bf16 (3 bits fewer), which
+    # the oracle, fed the fp16 inputs, does not do.
+    bound = {torch.float32: 1e-5, torch.bfloat16: 5e-3, torch.float16: 1e-2}[dtype]
     report("chunk_gla", f"default-{str(dtype)[6:]}", shape, "o", oracle.rel_error(o, ref_o), bound)
     report("chunk_gla", f"default-{str(dtype)[6:]}", shape, "hT", oracle.rel_error(hT, ref_h), max(bound, 1e-5))
 

@@ -95,8 +95,11 @@ def test_refusals_name_the_argument():
         chunk_gla(q, k, v, g, initial_state=h0.bfloat16())
     with pytest.raises(ValueError, match=r"chunk_gla: v has shape \(1, 10, 3, 16\), expected \(1, 10, 2, 16\)"):
         chunk_gla(q, k, torch.zeros(1, 10, 3, 16), g)
+    strided = q.transpose(1, 2).contiguous().transpose(1, 2)
     with pytest.raises(ValueError, match="chunk_gla: q is not contiguous"):
-        chunk_gla(q.transpose(1, 2).contiguous().transpose(1, 2), k, v, g)
+        torch.ops.overlap.chunk_gla(strided, k, v, g, 0.25, None, False, False, "")
+    # The wrapper copies strided inputs, as fla does.
+    assert torch.equal(chunk_gla(strided, k, v, g)[0], chunk_gla(q, k, v, g)[0])
     with pytest.raises(ValueError, match=r"chunk_gla: scale=-1.0 must be a positive finite number"):
         chunk_gla(q, k, v, g, scale=-1.0)
     with pytest.raises(ValueError, match=r"chunk_gla: unknown variant='fast'"):

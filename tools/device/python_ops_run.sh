@@ -38,11 +38,13 @@ python3 -c "import torch, overlap.ops as o; print('torch', torch.__version__, 'k
   tee "$OUT/import.log"
 # -s prints each comparison's error ([ops_error] lines); the time limit keeps a hung kernel from
 # eating the device budget.
-timeout ${TEST_TIMEOUT:-420} python3 -m pytest -s -q -p no:cacheprovider -rs tests/python/test_ops_gpu.py \
+# PYTEST_K picks tests (pytest -k, e.g. "not kernels"); default: all of the three files.
+timeout ${TEST_TIMEOUT:-420} python3 -m pytest -s -q -p no:cacheprovider -rs ${PYTEST_K:+-k "$PYTEST_K"} tests/python/test_ops_gpu.py \
   tests/python/test_ops_torch.py tests/python/test_ops_checks.py >"$OUT/pytest.log" 2>&1
 rc=$?
 echo "pytest: exit $rc"
-grep -E "^\[ops_(error|refused)\]" "$OUT/pytest.log" >"$OUT/errors.txt"
+# (pytest's progress dots can stand before a line: not anchored.)
+grep -oE "\[ops_(error|refused)\].*" "$OUT/pytest.log" >"$OUT/errors.txt"
 grep -E "passed|failed|^FAILED|^ERROR|^SKIPPED" "$OUT/pytest.log" | tail -40
 # The worst error per op and output variant (the full list is in errors.txt).
 awk '$1 == "[ops_error]" {k = $2 " " $3 " " ($(NF-3)); if ($(NF-2) + 0 > m[k]) m[k] = $(NF-2) + 0}

@@ -37,6 +37,12 @@ def refuse_grad(op, **tensors):
                                     "under torch.no_grad() or torch.inference_mode(), or pass detached tensors")
 
 
+def contiguous(*tensors):
+    """The wrappers' inputs made contiguous (no copy where they are), as flash-linear-attention's
+    ops do: a model's q, k, v are often strided views of one projection's output."""
+    return tuple(t.contiguous() if t is not None else None for t in tensors)
+
+
 def register_no_backward(op_object, op):
     """Calls of torch.ops.overlap.* that bypass the Python wrapper get a clear error in backward."""
     def backward(ctx, *grads):

@@ -23,7 +23,9 @@ def chunk_gla(q, k, v, g, scale=None, initial_state=None, output_final_state=Fal
     head sizes other than K in {64, 128}, V in {64, 128, 192, 256} on zero-padded copies up to
     K 128, V 256), else the general torch path in fp32 ("torch": fp32 inputs, larger heads, CPU).
     variant="pingpong_fused" (or another kernel's name, overlap.variants("gla")) forces one.
-    Gradients and cu_seqlens are not supported yet (issue 18) and are refused.
+    Strided inputs (q, k, v split off one projection) are copied to contiguous ones first, as
+    fla does; the registered op, torch.ops.overlap.chunk_gla, refuses them instead. Gradients and
+    cu_seqlens are not supported yet (issue 18) and are refused.
     """
     _common.require_tensors(OP, q=q, k=k, v=v, g=g, initial_state_=initial_state)
     if cu_seqlens is not None or cu_seqlens_cpu is not None:
@@ -32,6 +34,7 @@ def chunk_gla(q, k, v, g, scale=None, initial_state=None, output_final_state=Fal
         scale = q.shape[-1] ** -0.5
     _checks.positive_scale(OP, scale)
     _common.refuse_grad(OP, q=q, k=k, v=v, g=g, initial_state_=initial_state)
+    q, k, v, g, initial_state = _common.contiguous(q, k, v, g, initial_state)
     o, final_state = _op(q, k, v, g, float(scale), initial_state, bool(output_final_state), bool(state_v_first),
                          variant or "")
     return o, (final_state if output_final_state else None)

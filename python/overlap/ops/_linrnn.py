@@ -23,6 +23,7 @@ def linrnn(x, weight, initial_state=None, output_final_state=False, *, variant=N
     """
     _common.require_tensors(OP, x=x, weight=weight, initial_state_=initial_state)
     _common.refuse_grad(OP, x=x, weight=weight, initial_state_=initial_state)
+    x, weight, initial_state = _common.contiguous(x, weight, initial_state)
     y, final_state = _op(x, weight, initial_state, bool(output_final_state), variant or "")
     return y, (final_state if output_final_state else None)
 

@@ -24,7 +24,7 @@ def projchain(x, w_q, w_k, w_v, w_g, w_alpha, *, variant=None):
     weights = dict(zip(WEIGHTS, (w_q, w_k, w_v, w_g, w_alpha)))
     _common.require_tensors(OP, x=x, **weights)
     _common.refuse_grad(OP, x=x, **weights)
-    return _op(x, w_q, w_k, w_v, w_g, w_alpha, variant or "")
+    return _op(*_common.contiguous(x, w_q, w_k, w_v, w_g, w_alpha), variant or "")
 
 
 def _dims(x, *weights):
