@@ -44,3 +44,8 @@ def cli_if_built():
     where it exists."""
     path = os.environ.get("OVERLAP_CLI")
     return Cli(path) if path else None
+
+
+def pytest_configure(config):
+    # tests/python/test_ops_gpu.py: skipped without a CUDA device; `-m gpu` selects them.
+    config.addinivalue_line("markers", "gpu: needs a CUDA GPU and overlap's CUDA kernels")

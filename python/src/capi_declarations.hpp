@@ -1,0 +1,38 @@
+#pragma once
+// The C entry points of the CUDA kernels (cuda/<workload>/<workload>_capi.cpp), declared for
+// cuda_ops_module.cpp. python/CMakeLists.txt force-includes this file into the compilation of
+// each *_capi.cpp, so a declaration here that no longer matches its definition there is a
+// compile error ("conflicting declaration of C function"), not a crash at run time.
+// Every function reports failure through its return value and the message in `err`.
+
+extern "C" {
+
+// cuda/gla/gla_capi.cpp
+long long overlap_gla_workspace_bytes(const char* variant, int B, int T, int H, int K, int V, char* err,
+                                      int err_len);
+int overlap_gla_forward(const char* variant, const void* q, const void* k, const void* v, const float* g,
+                        const float* h0, void* o, float* hT, void* workspace, int B, int T, int H, int K, int V,
+                        double scale, void* stream, char* err, int err_len);
+
+// cuda/linrnn/linrnn_capi.cpp
+long long overlap_linrnn_workspace_bytes(const char* variant, int B, int T, int d, int dv, char* err, int err_len);
+int overlap_linrnn_forward(const char* variant, const void* x, const void* W, const void* w_packed, const float* h0,
+                           void* y, float* hT, void* workspace, int B, int T, int d, int dv, void* stream, char* err,
+                           int err_len);
+long long overlap_linrnn_packed_weight_bytes(int B, int T, int d, int dv, char* err, int err_len);
+int overlap_linrnn_pack_weight(const void* W, void* w_packed, int B, int T, int d, int dv, void* stream, char* err,
+                               int err_len);
+
+// cuda/projchain/projchain_capi.cpp
+long long overlap_projchain_packed_ld(int B, int T, int d, int H, int dk, char* err, int err_len);
+long long overlap_projchain_workspace_bytes(const char* variant, int B, int T, int d, int H, int dk, int packed,
+                                            char* err, int err_len);
+int overlap_projchain_pack(const char* variant, const void* w_q, const void* w_k, const void* w_v, const void* w_g,
+                           const void* w_alpha, void* w_packed, int B, int T, int d, int H, int dk, void* stream,
+                           char* err, int err_len);
+int overlap_projchain_forward(const char* variant, const void* x, const void* w_q, const void* w_k, const void* w_v,
+                              const void* w_g, const void* w_alpha, const void* w_packed, void* q, void* k, void* v,
+                              void* g, void* alpha, void* workspace, int B, int T, int d, int H, int dk,
+                              int fused_strip_n, void* stream, char* err, int err_len);
+
+}  // extern "C"
