@@ -26,7 +26,7 @@
 // copy completing on the peer's full barrier, which expects them beside v). The peer's
 // producer tells the gating CTA that the stage is free (peer_free); a stage is refilled only
 // once the copy has read it (a ninth arrival on its empty barrier; for a chunk the peer gated,
-// the gating's, once it has seen the chunk's full phase). Each SM then gates half of the chunks and loads q,
+// the output's first thread arrives twice). Each SM then gates half of the chunks and loads q,
 // k, g for half of them.
 //
 // Numerics. q~ and k~ share one anchor, the chunk's start: q~_i . k~_j = q_i k_j 2^(b_i - b_j)
@@ -312,14 +312,6 @@ __device__ __forceinline__ float warp_sum_scatter(float (&v)[N]) {
   return v[0];
 }
 
-// Paired: once the bulk copy to the peer has read stage `copied`, the stage may be refilled
-// (its ninth empty arrival). Called by the gating's first thread.
-__device__ __forceinline__ void release_copied(const Barriers& bar, int& copied) {
-  sm90::bulk_wait_read_all();
-  sm90::mbar_arrive(&bar.empty[copied]);
-  copied = -1;
-}
-
 // ---- gating ---------------------------------------------------------------------------------
 // Gating thread t (0-255: warpgroups 0 and 1) owns channels 2cp, 2cp+1 (cp = t % (K/2)) of rows
 // [part*R, part*R + R), R = 16 at K = 128, 8 at K = 64.
@@ -341,16 +333,17 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
 
   for (int n = 0; n < p.num_chunks; ++n) {  // sass:gating.chunk {
     const int s = n % S;
-    // The stage of the last copy is released before this CTA waits for that stage again (its
-    // next load there needs the release) or copies again, whichever comes first.
-    if (t == 0 && copied == s) release_copied(bar, copied);
     if (!pr.gates(n)) {
-      // The peer's chunk: its full phase is waited for all the same, since a parity wait cannot
-      // tell this CTA's next chunk's phase from the one before it; the stage's ninth empty
-      // arrival comes only after that, so the ring cannot run two phases past this wait.
+      // The peer's chunk: its stage's full phase is waited for all the same, since a parity
+      // wait cannot tell this CTA's next chunk's phase from the one before it. (The stage
+      // cannot take the next chunk before this one is consumed anyway.)
       sm90::mbar_wait(&bar.full[s], (n / S) & 1);
-      if (t == 0) sm90::mbar_arrive(&bar.empty[s]);
       continue;
+    }
+    if (copied >= 0 && t == 0) {
+      sm90::bulk_wait_read_all();  // the copy has read the stage: it may be refilled
+      sm90::mbar_arrive(&bar.empty[copied]);
+      copied = -1;
     }
     sm90::mbar_wait(&bar.full[s], (n / S) & 1);
     unsigned char* st = smem + s * L::kStage;
@@ -442,7 +435,6 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
       sm90::named_sync(kGatingBarrier, kThreads);  // every gated byte of the chunk is written
       if (t == 0) {
         const unsigned peer = pr.rank ^ 1;
-        if (copied >= 0) release_copied(bar, copied);
         sm90::mbar_wait_cluster(&bar.peer_free[s], pr.own_parity(n, S));
         const std::uint32_t full = sm90::peer_addr(&bar.full[s], peer);
         auto copy = [&](const void* src, unsigned bytes) {
@@ -458,8 +450,11 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
       }
     }  // } sass:gating.pair
   }  // } sass:gating.chunk
-  // The last copy's stage may still be refilled with a chunk the peer gates.
-  if (t == 0 && copied >= 0) release_copied(bar, copied);
+  if (t == 0 && copied >= 0) {
+    // The last copy's stage may still be refilled with a chunk the peer gates.
+    sm90::bulk_wait_all();
+    sm90::mbar_arrive(&bar.empty[copied]);
+  }
 }
 
 // ---- state ----------------------------------------------------------------------------------
@@ -654,6 +649,7 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     sm90::fence_regs(o);
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(&bar.empty[s]);
+    if (t == 0 && !pr.gates(n)) sm90::mbar_arrive(&bar.empty[s]);  // no copy of ours reads it
     if (t == 0 && n + S < p.num_chunks) {
       sm90::mbar_wait(&bar.empty[s], (n / S) & 1);  // the state warpgroup is done with it too
       load_chunk<K, BV, S>(p, smem, bar, pr, n + S, b, h, v0);
@@ -700,8 +696,7 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
     for (int s = 0; s < S; ++s) {
       sm90::mbar_init(&bar.full[s], 1);
       sm90::mbar_init(&bar.prepared[s], gla::PingpongFusedLayout::kGatingThreads);
-      // Paired: also the gating's first thread (the copy to the peer has read it, or the
-      // peer's chunk has arrived).
+      // Paired: also the copy to the peer has read it (or, the peer's chunk, a second arrival).
       sm90::mbar_init(&bar.empty[s], pr.on ? 9 : 8);
       sm90::mbar_init(&bar.peer_free[s], 1);
     }
