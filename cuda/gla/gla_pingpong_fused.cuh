@@ -18,17 +18,6 @@
 // scheduler, measured 2.5 us per chunk with one at B=2, T=16384 (Nsight Compute's stall
 // samples: the other roles waited on it).
 //
-// Paired CTAs. Where a head's V is split in an even number of blocks (few heads, long
-// sequences: the gating chain per chunk, not HBM, sets the pace), the CTAs of blocks 2i and
-// 2i+1 run as a cluster and each gates every other pair of chunks, its own ((n / 2) % 2 == its
-// rank: two consecutive chunks, so that its gating has two stages to alternate between), for
-// both: one thread copies the gated operands into the peer's stage (a bulk shared-to-shared
-// copy completing on the peer's full barrier, which expects them beside v). The peer's
-// producer tells the gating CTA that the stage is free (peer_free); a stage is refilled only
-// once the copy has read it (a ninth arrival on its empty barrier; for a chunk the peer gated,
-// the output's first thread arrives twice). Each SM then gates half of the chunks and loads q,
-// k, g for half of them.
-//
 // Numerics. q~ and k~ share one anchor, the chunk's start: q~_i . k~_j = q_i k_j 2^(b_i - b_j)
 // for j <= i (the products the mask keeps are <= 1), and q~ <= q, k~ <= k 2^(-b_last). The
 // diagonal of A (no decay) is q_i . k_i from the unrounded operands, so that rounding q~ and k~
@@ -75,7 +64,6 @@ struct Params {
   int v_blocks;    // V / block_v CTAs per head
   int num_chunks;  // ceil(T / 64)
   float scale;
-  int pair;  // 1: launched as clusters of two CTAs (blocks 2i, 2i+1 of a head), see above
 };
 
 // Shared-memory layout: offsets from the one definition in gla_tiling.hpp.
@@ -87,7 +75,6 @@ struct Layout {
   static constexpr int kState = L.state_offset(), kOut = L.out_offset(), kDiag = L.diag_offset();
   static constexpr int kTotals = L.totals_offset(), kDecay = L.decay_offset(), kSelf = L.self_offset();
   static constexpr int kFlags = L.flags_offset();
-  static constexpr int kPeerBytes = L.peer_copy_bytes(), kVBytes = kChunk * BV * 2;
   static constexpr int kBars = L.barriers_offset(), kBytes = L.bytes();
   static constexpr int kLoadBytes = L.load_bytes();
 };
@@ -110,43 +97,23 @@ struct Barriers {
   std::uint64_t* empty;     // [S] state and output warpgroups done with it (one per warp)
   std::uint64_t* s_ready;   // S_n (bf16) written for the output warpgroup (128 arrivals)
   std::uint64_t* s_free;    // the output warpgroup has read S_n (one per warp)
-  std::uint64_t* peer_free; // [S] paired: the peer's stage is free for this CTA's chunk
-};
-
-// Paired CTAs: this CTA's rank in its cluster, whether it gates chunk n, and the parity of the
-// barriers that count only the chunks it gates (prepared, peer_free) at chunk n in a ring of S
-// stages: at S = 2 a stage alternates between the two CTAs' chunks, at S = 4 it keeps one's.
-struct Pairing {
-  bool on;
-  unsigned rank;
-  __device__ bool gates(int n) const { return !on || unsigned((n >> 1) & 1) == rank; }
-  __device__ unsigned own_parity(int n, int S) const {
-    return unsigned((on && S % 4 != 0 ? n / (2 * S) : n / S) & 1);
-  }
 };
 
 // ---- loads ----------------------------------------------------------------------------------
 // The TMA loads of chunk n into its stage (issued by one output thread).
-// A chunk the peer gates brings only v by TMA; the rest comes from the peer, whom the producer
-// tells that the stage is free.
 template <int K, int BV, int S>
-__device__ void load_chunk(const Params& p, unsigned char* smem, const Barriers& bar, const Pairing& pr, int n,
-                           int b, int h, int v0) {
+__device__ void load_chunk(const Params& p, unsigned char* smem, const Barriers& bar, int n, int b, int h, int v0) {
   using L = Layout<K, BV, S>;
   const int s = n % S;  // sass:producer.chunk {
-  const bool mine = pr.gates(n);
-  sm90::mbar_arrive_expect_tx(&bar.full[s], mine ? L::kLoadBytes : L::kVBytes + L::kPeerBytes);
-  if (!mine) sm90::mbar_arrive_peer(sm90::peer_addr(&bar.peer_free[s], pr.rank ^ 1));
+  sm90::mbar_arrive_expect_tx(&bar.full[s], L::kLoadBytes);
   unsigned char* st = smem + s * L::kStage;
   const int t0 = n * kChunk;
-  if (mine) {
 #pragma unroll
-    for (int a = 0; a < K / 64; ++a) {
-      sm90::tma_load_4d(st + L::kQ + a * 8192, &p.q_map, &bar.full[s], a * 64, t0, h, b);
-      sm90::tma_load_4d(st + L::kK + a * 8192, &p.k_map, &bar.full[s], a * 64, t0, h, b);
-    }
-    sm90::tma_load_4d(st + L::kG, &p.g_map, &bar.full[s], 0, t0, h, b);
+  for (int a = 0; a < K / 64; ++a) {
+    sm90::tma_load_4d(st + L::kQ + a * 8192, &p.q_map, &bar.full[s], a * 64, t0, h, b);
+    sm90::tma_load_4d(st + L::kK + a * 8192, &p.k_map, &bar.full[s], a * 64, t0, h, b);
   }
+  sm90::tma_load_4d(st + L::kG, &p.g_map, &bar.full[s], 0, t0, h, b);
 #pragma unroll
   for (int a = 0; a < BV / 64; ++a)
     sm90::tma_load_4d(st + L::kV + a * 8192, &p.v_map, &bar.full[s], v0 + a * 64, t0, h, b);
@@ -316,7 +283,7 @@ __device__ __forceinline__ float warp_sum_scatter(float (&v)[N]) {
 // Gating thread t (0-255: warpgroups 0 and 1) owns channels 2cp, 2cp+1 (cp = t % (K/2)) of rows
 // [part*R, part*R + R), R = 16 at K = 128, 8 at K = 64.
 template <int K, int BV, int S>
-__device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, const Pairing& pr) {
+__device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) {
   using L = Layout<K, BV, S>;
   constexpr int kThreads = gla::PingpongFusedLayout::kGatingThreads;
   constexpr int kPairs = K / 2, kParts = kThreads / kPairs, kRows = kChunk / kParts;
@@ -326,25 +293,11 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
   float2* totals = reinterpret_cast<float2*>(smem + L::kTotals);  // [2][kParts][kPairs]
   float* decay = reinterpret_cast<float*>(smem + L::kDecay);       // [S][K]
   float* self = reinterpret_cast<float*>(smem + L::kSelf);         // [S][2][64]
-  int* flags = reinterpret_cast<int*>(smem + L::kFlags);           // [S][4]
+  int* flags = reinterpret_cast<int*>(smem + L::kFlags);           // [S]
   float* scratch = reinterpret_cast<float*>(smem + L::kDiag) + (w & 3) * 256;
-  int copied = -1;  // stage of the last copy to the peer, not yet known to be read
-  int own = 0;      // chunks gated so far (the totals' double buffer)
 
   for (int n = 0; n < p.num_chunks; ++n) {  // sass:gating.chunk {
     const int s = n % S;
-    if (!pr.gates(n)) {
-      // The peer's chunk: its stage's full phase is waited for all the same, since a parity
-      // wait cannot tell this CTA's next chunk's phase from the one before it. (The stage
-      // cannot take the next chunk before this one is consumed anyway.)
-      sm90::mbar_wait(&bar.full[s], (n / S) & 1);
-      continue;
-    }
-    if (copied >= 0 && t == 0) {
-      sm90::bulk_wait_read_all();  // the copy has read the stage: it may be refilled
-      sm90::mbar_arrive(&bar.empty[copied]);
-      copied = -1;
-    }
     sm90::mbar_wait(&bar.full[s], (n / S) & 1);
     unsigned char* st = smem + s * L::kStage;
     bf16* q = reinterpret_cast<bf16*>(st + L::kQ);
@@ -361,7 +314,7 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
       acc.y += gv.y * kLog2e;
       b[r] = acc;
     }
-    float2* tot = totals + (own++ & 1) * kParts * kPairs;
+    float2* tot = totals + (n & 1) * kParts * kPairs;
     tot[part * kPairs + cp] = acc;
     sm90::named_sync(kGatingBarrier, kThreads);  // also: every g of the stage has been read
     float2 carry = make_float2(0.f, 0.f), last = make_float2(0.f, 0.f);
@@ -379,7 +332,7 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
     if (part == 0) *reinterpret_cast<float2*>(decay + s * K + col) = d;
 
     if (!slow) {  // sass:gating.fast {
-      // q~ in place of q, k~ in place of k. row0 is a
+      // q~ in place of q, k~ (bf16, swizzled) in place of g. row0 is a
       // multiple of 8, so row r's swizzle depends on r & 7 only: eight base offsets, each
       // row an immediate 128 r bytes on top.
       int base[8];
@@ -394,7 +347,8 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
         const float2 qv = ptx::unpack_bf16(qr), kv = ptx::unpack_bf16(kr);
         dots[r] = qv.x * kv.x + qv.y * kv.y;
         qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(b[r].x), qv.y * ptx::exp2_approx(b[r].y));
-        kr = ptx::pack_bf16(kv.x * ptx::exp2_approx(-b[r].x), kv.y * ptx::exp2_approx(-b[r].y));
+        *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(g) + off) =
+            ptx::pack_bf16(kv.x * ptx::exp2_approx(-b[r].x), kv.y * ptx::exp2_approx(-b[r].y));
       }
       // Each warp holds 64 channels of its rows: K = 128, half of them (the part's other warp
       // the rest); K = 64, all (half 1 is zero).
@@ -428,33 +382,10 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
       sm90::named_sync(kGatingBarrier, kThreads);  // every warp is done reading b
       if (w < 4) store_row_block(g, w, off, scratch);
     }  // } sass:gating.slow
-    if (t == 0) flags[4 * s] = slow;
-    sm90::fence_proxy_async();  // the wgmmas of the other warpgroups (and the copy) read it
+    if (t == 0) flags[s] = slow;
+    sm90::fence_proxy_async();  // the wgmmas of the other warpgroups read what was written
     sm90::mbar_arrive(&bar.prepared[s]);
-    if (pr.on) {  // sass:gating.pair {
-      sm90::named_sync(kGatingBarrier, kThreads);  // every gated byte of the chunk is written
-      if (t == 0) {
-        const unsigned peer = pr.rank ^ 1;
-        sm90::mbar_wait_cluster(&bar.peer_free[s], pr.own_parity(n, S));
-        const std::uint32_t full = sm90::peer_addr(&bar.full[s], peer);
-        auto copy = [&](const void* src, unsigned bytes) {
-          sm90::bulk_copy_to_peer(sm90::peer_addr(src, peer), src, bytes, full);
-        };
-        copy(st + L::kQ, 2 * kChunk * K * 2);  // q~, k~ (or kd): adjacent
-        copy(st + L::kG, kChunk * kChunk * 2);  // A (anchored path)
-        copy(self + s * 2 * kChunk, 2 * kChunk * 4);
-        copy(decay + s * K, K * 4);
-        copy(flags + 4 * s, 16);
-        sm90::bulk_commit();
-        copied = s;
-      }
-    }  // } sass:gating.pair
   }  // } sass:gating.chunk
-  if (t == 0 && copied >= 0) {
-    // The last copy's stage may still be refilled with a chunk the peer gates.
-    sm90::bulk_wait_all();
-    sm90::mbar_arrive(&bar.empty[copied]);
-  }
 }
 
 // ---- state ----------------------------------------------------------------------------------
@@ -505,8 +436,7 @@ struct StateTile {
 };
 
 template <int K, int BV, int S>
-__device__ void update_state(const Params& p, unsigned char* smem, const Barriers& bar, const Pairing& pr,
-                             long long state0) {
+__device__ void update_state(const Params& p, unsigned char* smem, const Barriers& bar, long long state0) {
   using L = Layout<K, BV, S>;
   const int lane = threadIdx.x & 31;
   const float* decay = reinterpret_cast<const float*>(smem + L::kDecay);
@@ -520,12 +450,12 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
 
   for (int n = 0; n < p.num_chunks; ++n) {  // sass:state.chunk {
     const int s = n % S;
-    sm90::mbar_wait(&bar.full[s], (n / S) & 1);  // paired, a chunk the peer gated: all of it
-    if (pr.gates(n)) sm90::mbar_wait(&bar.prepared[s], pr.own_parity(n, S));
-    // Single anchor: S <- D (S + k~^T v). Anchored path: S <- D S + kd^T v. Both over k.
-    const bool slow = __shfl_sync(0xffffffffu, flags[4 * s], 0) != 0;
+    sm90::mbar_wait(&bar.full[s], (n / S) & 1);
+    sm90::mbar_wait(&bar.prepared[s], (n / S) & 1);
+    // Single anchor: S <- D (S + k~^T v), k~ over g. Anchored path: S <- D S + kd^T v, kd over k.
+    const bool slow = __shfl_sync(0xffffffffu, flags[s], 0) != 0;
     unsigned char* st = smem + s * L::kStage;
-    unsigned char* keys = st + L::kK;
+    unsigned char* keys = st + (slow ? L::kK : L::kG);
     if (slow) S_.scale_rows(decay + s * K);  // sass:state.slow {}
     // A = keys^T (MN-major: rows are chunk steps, 64 channels per atom), B = v (MN-major: 64
     // columns per atom, 8 KB apart).
@@ -557,8 +487,7 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
 
 // ---- output ---------------------------------------------------------------------------------
 template <int K, int BV, int S>
-__device__ void emit_output(const Params& p, unsigned char* smem, const Barriers& bar, const Pairing& pr, int b,
-                            int h, int v0) {
+__device__ void emit_output(const Params& p, unsigned char* smem, const Barriers& bar, int b, int h, int v0) {
   using L = Layout<K, BV, S>;
   const int t = threadIdx.x - 384, lane = t & 31;
   const int row = 16 * (t >> 5) + (lane >> 2);  // first of this thread's two rows (+8)
@@ -571,18 +500,18 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     sm90::tma_prefetch_map(&p.k_map);
     sm90::tma_prefetch_map(&p.v_map);
     sm90::tma_prefetch_map(&p.g_map);
-    for (int n = 0; n < S && n < p.num_chunks; ++n) load_chunk<K, BV, S>(p, smem, bar, pr, n, b, h, v0);
+    for (int n = 0; n < S && n < p.num_chunks; ++n) load_chunk<K, BV, S>(p, smem, bar, n, b, h, v0);
   }
   for (int n = 0; n < p.num_chunks; ++n) {  // sass:output.chunk {
     const int s = n % S;
-    sm90::mbar_wait(&bar.full[s], (n / S) & 1);  // paired, a chunk the peer gated: all of it
-    if (pr.gates(n)) sm90::mbar_wait(&bar.prepared[s], pr.own_parity(n, S));
+    sm90::mbar_wait(&bar.full[s], (n / S) & 1);
+    sm90::mbar_wait(&bar.prepared[s], (n / S) & 1);
     // Warp-uniform by construction (one flag per chunk); the shuffle lets the compiler see it,
     // so the wgmmas under it are not serialized as if in a divergent branch.
-    const bool slow = __shfl_sync(0xffffffffu, flags[4 * s], 0) != 0;
+    const bool slow = __shfl_sync(0xffffffffu, flags[s], 0) != 0;
     unsigned char* st = smem + s * L::kStage;
-    unsigned char* qt = st + L::kQ;                    // q~
-    unsigned char* kt = st + (slow ? L::kG : L::kK);  // A (anchored path) or k~
+    unsigned char* qt = st + L::kQ;  // q~
+    unsigned char* kt = st + L::kG;  // k~ (fast path) or A (anchored path)
 
     // A = mask(q~ k~^T) first, as bf16 register operands. (Overlapping the mask with the next
     // GEMM, reading these accumulators while another wgmma group is in flight, makes ptxas
@@ -649,10 +578,9 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     sm90::fence_regs(o);
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(&bar.empty[s]);
-    if (t == 0 && !pr.gates(n)) sm90::mbar_arrive(&bar.empty[s]);  // no copy of ours reads it
     if (t == 0 && n + S < p.num_chunks) {
       sm90::mbar_wait(&bar.empty[s], (n / S) & 1);  // the state warpgroup is done with it too
-      load_chunk<K, BV, S>(p, smem, bar, pr, n + S, b, h, v0);
+      load_chunk<K, BV, S>(p, smem, bar, n + S, b, h, v0);
     }
 
     // o * scale as bf16 into the staging tile (the previous chunk's store has read it), then
@@ -684,9 +612,7 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   // (Pointer arithmetic on the shared array, so the compiler keeps shared-memory instructions.)
   unsigned char* smem = smem_raw + ((1024 - (ptx::smem_addr(smem_raw) & 1023)) & 1023);
   std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(smem + L::kBars);
-  const Barriers bar{bars, bars + S, bars + 2 * S, bars + 3 * S, bars + 3 * S + 1, bars + 3 * S + 2};
-  static_assert(L::L.barriers() == 4 * S + 2, "barrier count and layout disagree");
-  const Pairing pr{p.pair != 0, p.pair ? sm90::cluster_ctarank() : 0u};
+  const Barriers bar{bars, bars + S, bars + 2 * S, bars + 3 * S, bars + 3 * S + 1};
   const int vb = blockIdx.x % p.v_blocks, bh = blockIdx.x / p.v_blocks;
   const int h = bh % p.H, b = bh / p.H, v0 = vb * BV;
   // The warpgroup index, broadcast so the compiler knows each role's branch is warp-uniform.
@@ -696,9 +622,7 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
     for (int s = 0; s < S; ++s) {
       sm90::mbar_init(&bar.full[s], 1);
       sm90::mbar_init(&bar.prepared[s], gla::PingpongFusedLayout::kGatingThreads);
-      // Paired: also the copy to the peer has read it (or, the peer's chunk, a second arrival).
-      sm90::mbar_init(&bar.empty[s], pr.on ? 9 : 8);
-      sm90::mbar_init(&bar.peer_free[s], 1);
+      sm90::mbar_init(&bar.empty[s], 8);
     }
     sm90::mbar_init(bar.s_ready, 128);
     sm90::mbar_init(bar.s_free, 4);
@@ -707,20 +631,18 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   float* diag = reinterpret_cast<float*>(smem + L::kDiag);
   for (int i = threadIdx.x; i < 4 * 256; i += kThreads) diag[i] = 0.f;
   __syncthreads();
-  if (pr.on) sm90::cluster_sync();  // the peer's barriers exist before anyone signals them
 
   using R = gla::PingpongFusedLayout;
   if (wg < 2) {
     sm90::setmaxnreg_dec<R::kGatingRegs>();
-    gate<K, BV, S>(p, smem, bar, pr);
+    gate<K, BV, S>(p, smem, bar);
   } else if (wg == 2) {
     sm90::setmaxnreg_inc<R::kStateRegs>();
-    update_state<K, BV, S>(p, smem, bar, pr, ((long long)b * p.H + h) * K * p.V + v0);
+    update_state<K, BV, S>(p, smem, bar, ((long long)b * p.H + h) * K * p.V + v0);
   } else {
     sm90::setmaxnreg_dec<R::kOutputRegs>();
-    emit_output<K, BV, S>(p, smem, bar, pr, b, h, v0);
+    emit_output<K, BV, S>(p, smem, bar, b, h, v0);
   }
-  if (pr.on) sm90::cluster_sync();  // neither CTA leaves while the other may still signal it
 }
 
 }  // namespace overlap::cuda::gla_pingpong_fused

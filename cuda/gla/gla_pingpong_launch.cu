@@ -133,21 +133,8 @@ cudaError_t launch_fused(const Problem& p, cudaStream_t stream) {
   kp.num_chunks = (p.T + pf::kChunk - 1) / pf::kChunk;
   kp.scale = p.scale;
   const long long ctas = (long long)p.B * p.H * kp.v_blocks;
-  // Split heads pair their v-blocks' CTAs (gla_pingpong_fused.cuh, "Paired CTAs").
-  kp.pair = gla::pingpong_fused_paired(BV, kp.v_blocks, S);
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(ctas));
-  config.blockDim = dim3(pf::kThreads);
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = kp.pair ? 2 : 1;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, kernel, kp);
+  kernel<<<dim3(static_cast<unsigned>(ctas)), pf::kThreads, smem, stream>>>(kp);
+  return cudaGetLastError();
 }
 
 // The materialized carry's two kernels (paired form, gla_pingpong_kernel.cuh).

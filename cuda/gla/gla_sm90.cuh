@@ -40,48 +40,6 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
       : "memory");
 }
 
-// ---- clusters (a CTA and its peer) -----------------------------------------------------------
-__device__ __forceinline__ unsigned cluster_ctarank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-// Every thread of every CTA of the cluster: release what came before, acquire the others'.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-// The address of `p` (a shared-memory object of this CTA) in CTA `rank`'s shared memory.
-__device__ __forceinline__ std::uint32_t peer_addr(const void* p, unsigned rank) {
-  std::uint32_t out;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(out) : "r"(smem_addr(p)), "r"(rank));
-  return out;
-}
-// One arrival on a barrier of another CTA of the cluster (what this thread saw before, released).
-__device__ __forceinline__ void mbar_arrive_peer(std::uint32_t peer_bar) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(peer_bar) : "memory");
-}
-// As mbar_wait, acquiring at cluster scope (the arrivals come from another CTA).
-__device__ __forceinline__ void mbar_wait_cluster(std::uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "wait_%=:\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait_%=;\n"
-      "}\n" ::"r"(smem_addr(bar)),
-      "r"(parity)
-      : "memory");
-}
-// Bulk copy of `bytes` (a multiple of 16) from this CTA's shared memory into another CTA's,
-// completing on that CTA's barrier (transaction bytes). Part of the issuing thread's bulk group.
-__device__ __forceinline__ void bulk_copy_to_peer(std::uint32_t peer_dst, const void* src, unsigned bytes,
-                                                  std::uint32_t peer_bar) {
-  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                   peer_dst),
-               "r"(smem_addr(src)), "r"(bytes), "r"(peer_bar)
-               : "memory");
-}
-
 // ---- TMA -------------------------------------------------------------------------------------
 // 4-d tile load, completing on `bar` (transaction bytes). Coordinates innermost first;
 // out-of-range rows arrive as zeros.

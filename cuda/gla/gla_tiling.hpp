@@ -24,9 +24,7 @@ enum class StateCarry {
 // Pingpong, fused carry (cuda/gla/gla_pingpong_fused.cuh): one CTA per (b, h, v-block), four
 // warpgroups -- two gating (the gated operands of a chunk, once, in shared memory; half the
 // rows each), state (S in registers, the state update), output (q k^T, q S, A v, TMA store,
-// and the TMA loads of the ring). Where a head's V is split in an even number of blocks, pairs
-// of its CTAs run as a cluster and each gates every other pair of chunks for both (copying the gated
-// operands into its peer's stage), halving the gating work per SM.
+// and the TMA loads of the ring).
 // Shared memory in order: `stages` stages of the load ring (q, k, g, v of one 64-step chunk; the
 // gating warpgroups rewrite them in place: q~ over q, k~ or A over g, kd over k where the
 // anchored path needs it), the bf16 state operand
@@ -60,17 +58,9 @@ struct PingpongFusedLayout {
   constexpr int totals_offset() const { return diag_offset() + 4 * 16 * 16 * 4; }
   constexpr int decay_offset() const { return totals_offset() + 2 * kGatingThreads * 8; }
   constexpr int self_offset() const { return decay_offset() + stages * K * 4; }  // [stages][2][64] fp32
-  constexpr int flags_offset() const { return self_offset() + stages * 2 * kChunk * 4; }  // [stages] x 16 B
-  constexpr int barriers_offset() const { return flags_offset() + 16 * stages; }
-  // full, prepared, empty, peer_free per stage; S ready, S free.
-  constexpr int barriers() const { return 4 * stages + 2; }
-  constexpr int bytes() const { return barriers_offset() + barriers() * 8 + 1024; }
-  // Paired CTAs (the two v-blocks of a head as a cluster, gating alternate chunks): what the
-  // gating CTA copies into its peer's stage per chunk -- q~ and k~ (or kd), the anchored
-  // path's A (the head of the g region), the diagonal, the state decay and the path flag.
-  constexpr int peer_copy_bytes() const {
-    return 2 * kChunk * K * 2 + kChunk * kChunk * 2 + 2 * kChunk * 4 + K * 4 + 16;
-  }
+  constexpr int flags_offset() const { return self_offset() + stages * 2 * kChunk * 4; }
+  constexpr int barriers_offset() const { return flags_offset() + 16 * ((stages * 4 + 15) / 16); }
+  constexpr int bytes() const { return barriers_offset() + (3 * stages + 2) * 8 + 1024; }
 
   // As many stages as fit, at most 4 (K = block_v = 128: 2; K = 64: 3 or 4).
   static constexpr int max_stages(int K, int block_v) {
@@ -87,13 +77,6 @@ constexpr int pingpong_fused_block_v(int V, long long heads, int sms) {
   if (V % 128 != 0) return 64;
   if (heads > 0 && sms > 0 && heads * (V / 128) * 2 < sms) return 64;
   return 128;
-}
-
-// Pingpong, fused carry: whether a head's v-block CTAs run in pairs (clusters of two, each gating
-// every other pair of chunks for both). Needs an even number of 64-column blocks per head and an even
-// ring (a stage then always holds chunks of one parity, which its barriers' phases assume).
-constexpr bool pingpong_fused_paired(int block_v, int v_blocks, int stages) {
-  return block_v == 64 && v_blocks % 2 == 0 && stages % 2 == 0;
 }
 
 struct Tiling {

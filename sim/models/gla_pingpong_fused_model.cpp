@@ -18,12 +18,6 @@
 // charged to the FMA/ALU pipes as 32 lanes per instruction (the issue slots). Each mbarrier wait
 // on another role adds the profile's sync latency.
 //
-// Paired CTAs (a head's V in an even number of 64-column blocks): the two CTAs of a cluster gate
-// alternate pairs of chunks for both. Per chunk and CTA the model charges half of a chunk's gating (its
-// SASS, the copy to the peer's stage included), half of q, k, g's loads into the SM (HBM reads
-// them once per head either way), and the copy's bytes through shared memory (read here for the
-// chunks this CTA gates, written here by the peer for the others).
-//
 // The kernel takes the anchored path in a chunk whose gates decay a channel by more than 2^-96;
 // the model charges the single-anchor path, which the usual gates (logsigmoid/16: about 2^-5 per
 // chunk) always take.
@@ -78,14 +72,11 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
 
   // The TMA loads of the chunk at `offset` (issued by one output thread). q, k, g of a head are
   // read by each of its v_blocks CTAs, which run together: one HBM read.
-  const bool paired = gla::pingpong_fused_paired(t.block_v, int(v_blocks), t.stages);
-  const double own = paired ? 0.5 : 1.0;  // share of the chunks whose q, k, g this CTA loads and gates
-  const double shared = 1.0 / (double(v_blocks) * own);
+  const double shared = 1.0 / double(v_blocks);
   auto loads_of_chunk = [&](int offset) {
     std::vector<Step> out;
-    for (Step s : {load(own * C * K * 2, shared, CopyEngine::Tma, "load q"),
-                   load(own * C * K * 2, shared, CopyEngine::Tma, "load k"),
-                   load(own * C * K * 4, shared, CopyEngine::Tma, "load g"), load(C * bv * 2, 1.0, CopyEngine::Tma, "load v")}) {
+    for (Step s : {load(C * K * 2, shared, CopyEngine::Tma, "load q"), load(C * K * 2, shared, CopyEngine::Tma, "load k"),
+                   load(C * K * 4, shared, CopyEngine::Tma, "load g"), load(C * bv * 2, 1.0, CopyEngine::Tma, "load v")}) {
       s.kind = StepKind::Issue;
       s.barrier = kFull;
       s.offset = offset;
@@ -94,21 +85,18 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
     return out;
   };
 
-  const SassCounts gating = paired ? mix(int(d.K), t.block_v, {"gating.chunk", "gating.fast", "gating.pair"})
-                                   : mix(int(d.K), t.block_v, {"gating.chunk", "gating.fast"});
+  const SassCounts gating = mix(int(d.K), t.block_v, {"gating.chunk", "gating.fast"});
   const double gating_lanes = 32.0 * kGatingWarps;
   Role gate;
   gate.name = "gating";
   gate.warps = kGatingWarps;
   // The pipes' share of the SM and one warp's in-order latency chain run side by side: the
   // chunk takes the longer of the two.
-  const double copy_bytes = paired ? double(layout.peer_copy_bytes()) : 0.0;
   gate.body = {wait(kFull, 0, "wait chunk"),
-               issue(Unit::Sfu, own * gating.mufu * gating_lanes, kGateSfu, 0, "exp2"),
-               issue(Unit::Smem, own * (gating.lds_bytes + gating.sts_bytes) * kGatingWarps + copy_bytes, kGateSmem, 0,
-                     "operands in place (and the copy to or from the peer)"),
-               issue(Unit::Fma, own * gating.issue * gating_lanes, kGateIssue, 0, "cumsum, q~ k~, q.k (issue)"),
-               delay(own * gating.cycles * hw.cycle_ns(), "two warps' dependent chains on one scheduler (SASS, in order)"),
+               issue(Unit::Sfu, gating.mufu * gating_lanes, kGateSfu, 0, "exp2"),
+               issue(Unit::Smem, (gating.lds_bytes + gating.sts_bytes) * kGatingWarps, kGateSmem, 0, "operands in place"),
+               issue(Unit::Fma, gating.issue * gating_lanes, kGateIssue, 0, "cumsum, q~ k~, q.k (issue)"),
+               delay(gating.cycles * hw.cycle_ns(), "two warps' dependent chains on one scheduler (SASS, in order)"),
                wait(kGateSfu, 0, "exp2 done"),
                wait(kGateSmem, 0, "stores done"),
                wait(kGateIssue, 0, "issued"),
