@@ -10,7 +10,9 @@ may have several spans; one line may close one region and open another). `nvdisa
 inlined source frames; the instruction belongs to the innermost marked region that contains the
 first frame (innermost first) lying in any region. Instructions in no region are counted under
 `(other)`. The code inside a region that sits in a loop body runs once per iteration: the
-counts are per chunk for the per-chunk regions.
+counts are per chunk for the per-chunk regions. Only the hot path is counted: the out-of-line
+blocks past a function's last unconditional EXIT (mbarrier retry loops, diverged-warp fallbacks)
+are left out.
 
 Classes (per warp, static counts): mufu, hgmma (+ hgmma_flops from each instruction's shape),
 hmma (+ hmma_flops), lds_bytes / sts_bytes (per warp: 32 lanes x access width; ldmatrix /
@@ -36,6 +38,7 @@ CLOSE = re.compile(r"\}\s*sass:([\w.]+)")
 FRAME = re.compile(r'"([^"]+)", line (\d+)')
 INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)(.*?);")
 FUNC = re.compile(r"^\.text\.(\S+):")
+PREDICATED = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+@")
 
 FP32 = {"FADD", "FMUL", "FFMA", "FMNMX", "FSETP", "FSEL", "FCHK", "FRND", "FSWZADD", "FMNMX3"}
 CONTROL = {"BRA", "BRX", "BRXU", "JMP", "JMX", "CALL", "RET", "EXIT", "BSSY", "BSYNC", "BREAK", "YIELD", "KILL",
@@ -155,11 +158,11 @@ def find_tool(name, given):
 
 def disassemble(cubin, source, kernel_filter, nvdisasm):
     """{function: [(offset, opcode, operands, region), ...]} in address order, for every function
-    whose mangled name matches kernel_filter."""
+    whose mangled name matches kernel_filter: its hot path (up to its last unconditional EXIT)."""
     regions = read_regions(source)
     text = subprocess.run([nvdisasm, "-gi", cubin], check=True, capture_output=True, text=True).stdout
     source_name = os.path.basename(source)
-    result, func, frames, pending = {}, None, [], True
+    result, hot_end, func, frames, pending = {}, {}, None, [], True
     for line in text.splitlines():
         m = FUNC.match(line)
         if m:
@@ -183,7 +186,14 @@ def disassemble(cubin, source, kernel_filter, nvdisasm):
         pending = True
         offset = int(re.match(r"^\s*/\*([0-9a-f]+)\*/", line).group(1), 16)
         result[func].append((offset, m.group(1), m.group(2), region_of(frames, source_name, regions)))
-    return result
+        if m.group(1) == "EXIT" and not PREDICATED.match(line):
+            hot_end[func] = len(result[func])
+    # Past a function's last unconditional EXIT the compiler keeps its out-of-line blocks: the
+    # retry loops of mbarrier waits (run only while a wait waits, which the model charges as a
+    # wait) and the fallbacks of warp-collective code for a diverged warp (BRA.DIV; never run,
+    # since our roles' branches are warp-uniform). Counting them would charge work that does not
+    # run once per chunk.
+    return {func: instrs[:hot_end.get(func, len(instrs))] for func, instrs in result.items()}
 
 
 def attribute(cubin, source, kernel_filter, nvdisasm):
