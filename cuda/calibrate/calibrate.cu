@@ -8,7 +8,9 @@
 //   load latency    - one thread chasing a random cyclic permutation of cache lines with
 //                     L1-bypassing loads, in a 512 MiB buffer (DRAM) and a 4 MiB one (L2);
 //   SM latencies    - dependent chains of FFMA, MUFU.EX2, LDS, SHFL and an mbarrier hand-off
-//                     (sm_latency.cu).
+//                     (sm_latency.cu);
+//   SM throughputs  - FFMA and MUFU lanes, shared-memory bytes per clock, mma.sync against
+//                     wgmma (sm_throughput.cu).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -19,6 +21,7 @@
 
 #include "calibrate/calibrate.hpp"
 #include "calibrate/sm_latency.hpp"
+#include "calibrate/sm_throughput.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/timing.hpp"
@@ -266,6 +269,7 @@ Calibration calibrate_device(const CalibrateOptions& options) {
                         "measured by overlap calibrate: dependent __ldcg pointer chase over 4 MiB (L2-resident after a warm pass over every line) of "
                         "random 128-byte lines, one thread, clock64 cycles per load"});
   for (auto& f : measure_sm_latencies()) cal.fields.push_back(std::move(f));
+  for (auto& f : measure_sm_throughput(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
   return cal;
 }
 

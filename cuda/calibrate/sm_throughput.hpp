@@ -1,0 +1,13 @@
+#pragma once
+// Per-SM throughputs the model charges pipes with: FFMA and MUFU.EX2 lanes, shared-memory bytes
+// per clock, and the share of the tensor rate warp-level mma.sync reaches against wgmma
+// (sm_90 only). SM clocks (clock64), medians.
+#include <vector>
+
+#include "calibrate/calibrate.hpp"
+
+namespace overlap::gpu {
+
+std::vector<MeasuredField> measure_sm_throughput(int repeats, int compute_capability);
+
+}  // namespace overlap::gpu
