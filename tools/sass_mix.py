@@ -156,9 +156,10 @@ def find_tool(name, given):
     return path
 
 
-def disassemble(cubin, source, kernel_filter, nvdisasm):
+def disassemble(cubin, source, kernel_filter, nvdisasm, hot_only=True):
     """{function: [(offset, opcode, operands, region), ...]} in address order, for every function
-    whose mangled name matches kernel_filter: its hot path (up to its last unconditional EXIT)."""
+    whose mangled name matches kernel_filter: its hot path (up to its last unconditional EXIT),
+    or with hot_only=False every instruction."""
     regions = read_regions(source)
     text = subprocess.run([nvdisasm, "-gi", cubin], check=True, capture_output=True, text=True).stdout
     source_name = os.path.basename(source)
@@ -193,13 +194,16 @@ def disassemble(cubin, source, kernel_filter, nvdisasm):
     # wait) and the fallbacks of warp-collective code for a diverged warp (BRA.DIV; never run,
     # since our roles' branches are warp-uniform). Counting them would charge work that does not
     # run once per chunk.
+    if not hot_only:
+        return result
     return {func: instrs[:hot_end.get(func, len(instrs))] for func, instrs in result.items()}
 
 
 def attribute(cubin, source, kernel_filter, nvdisasm):
-    """{function: [(offset, opcode, region), ...]} in address order."""
+    """{function: [(offset, opcode, region), ...]} in address order, every instruction (stall
+    samples land in the out-of-line blocks too)."""
     return {func: [(offset, opcode, region) for offset, opcode, _, region in instrs]
-            for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm).items()}
+            for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm, hot_only=False).items()}
 
 
 def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_scheduler=None):
