@@ -44,6 +44,7 @@ struct HardwareProfile {
   double fma_latency_cycles = 0;  // dependent FFMA chain, per step
   double mufu_latency_cycles = 0; // dependent MUFU.EX2 chain, per step
   double lds_latency_cycles = 0;  // dependent shared-memory load (pointer chase), per step
+  double lds_latency_beside_wgmma_cycles = 0;  // the same while wgmma streams shared-memory operands
   double shfl_latency_cycles = 0; // dependent warp shuffle, per step
   double sync_latency_cycles = 0; // a CTA barrier / mbarrier round trip
   double launch_overhead_us = 0;

@@ -3,18 +3,22 @@
 // the rate is in SM clocks and does not depend on the clock the GPU picked:
 //   fma_lanes_per_clk   - 1024 threads, 8 independent FFMA chains each;
 //   sfu_lanes_per_clk   - 1024 threads, 8 independent MUFU.EX2 chains each;
-//   smem_bytes_per_clk  - 1024 threads, independent conflict-free 16-byte shared loads;
+//   smem_bytes_per_clk  - 1024 threads, independent conflict-free 16-byte volatile shared loads;
 //   mma_sync_fraction   - warp-level mma.sync m16n8k16 (8 warps, 4 independent accumulators
 //                         each) against wgmma m64n128k16 with both operands in shared memory
 //                         (two warpgroups), both bf16 with fp32 accumulation, in FLOPs per
 //                         clock; the wgmma m64n64k16 rates (operands in shared memory, or A in
 //                         registers) are reported beside it, since small-N wgmma reads more
-//                         operand bytes per FLOP.
+//                         operand bytes per FLOP; and shared loads beside a wgmma stream, to
+//                         tell whether the two share the shared-memory pipe;
+//   lds_latency_beside_wgmma_cycles - a dependent shared-load chain while wgmma streams
+//                         shared-memory operands on the same SM.
 // Operands are random (hash of the index), never zeros; results are written out so nothing
 // is dropped.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <utility>
 #include <cstdint>
 #include <vector>
 
@@ -79,10 +83,11 @@ __global__ void __launch_bounds__(kThreads, 1) pipe_rate(float seed, float* sink
 #pragma unroll
           for (int j = 0; j < 8; ++j) asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(x[j]));
         } else {
-          // A distinct address per load (the compiler merges identical asm statements); a
+          // Volatile loads at distinct addresses (ptxas merges identical loads, also across an
+          // unrolled loop's copies); a
           // warp's 32 lanes read 512 contiguous bytes: no bank conflicts.
           std::uint32_t v[4];
-          asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+          asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                        : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
                        : "r"(base + u * 1024));
 #pragma unroll
@@ -181,6 +186,82 @@ __global__ void __launch_bounds__(kMmaThreads, 1) mma_rate(float* sink, long lon
   if (threadIdx.x == 0) *cycles = t1 - t0;
 }
 
+// Whether wgmma's shared-memory operand reads and ordinary shared loads share one pipe: two
+// warpgroups stream wgmma m64n64k16 with A and B in shared memory (128 B of operands per clock
+// at the full tensor rate) while two more stream conflict-free 16-byte loads, each role timing
+// its own loop. Either role can be switched off to time the other alone.
+constexpr int kMixThreads = 512;
+constexpr int kMixMmaBatches = 512;   // x 16 wgmmas per warpgroup
+constexpr int kMixLdsIters = 1024;    // x 16 loads per thread: about as long as the wgmmas alone
+constexpr int kMixChainSteps = 4096;  // dependent loads of one warp: shorter than the wgmmas
+
+// The shared-load role: none, a stream of independent loads (two warpgroups), or one warp's
+// chain of dependent loads (each result the next address), whose latency it measures.
+enum class Lds { None, Stream, Chain };
+
+template <bool DoMma, Lds L>
+__global__ void __launch_bounds__(kMixThreads, 1) wgmma_beside_lds(float* sink, long long* cycles) {
+  __shared__ __align__(1024) std::uint32_t tiles[(64 + 64) * 32];
+  __shared__ __align__(16) std::uint32_t buf[20 * 1024 / 4];
+  for (int i = threadIdx.x; i < (64 + 64) * 32; i += kMixThreads) tiles[i] = random_bf16x2(i);
+  for (int i = threadIdx.x; i < 20 * 1024 / 4; i += kMixThreads) buf[i] = hash(i);
+  sm90::fence_proxy_async();
+  __syncthreads();
+  const long long t0 = clock64();
+  float s = 0.f;
+  if (threadIdx.x < 256) {
+    if constexpr (DoMma) {
+      const std::uint64_t da = sm90::sw128_desc(tiles), db = sm90::sw128_desc(tiles + 64 * 32);
+      float d[32];
+#pragma unroll
+      for (int j = 0; j < 32; ++j) d[j] = 0.f;
+      for (int i = 0; i < kMixMmaBatches; ++i) {
+        sm90::wgmma_fence();
+#pragma unroll
+        for (int u = 0; u < 16; ++u) sm90::wgmma_m64n64k16_ss<0, 0>(d, da + 2 * (u & 3), db + 2 * (u & 3), 1);
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<0>();
+        sm90::fence_regs(d);
+      }
+#pragma unroll
+      for (int j = 0; j < 32; ++j) s += d[j];
+    }
+  } else if constexpr (L == Lds::Chain) {
+    if (threadIdx.x < 288) {
+      // buf[i] holds its own byte address, so each load's result is the next load's address.
+      unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(buf + (threadIdx.x - 256)));
+      buf[threadIdx.x - 256] = a;
+      __syncwarp();
+      const long long c0 = clock64();
+      for (int i = 0; i < kMixChainSteps; i += 16) {
+#pragma unroll
+        for (int u = 0; u < 16; ++u) asm volatile("ld.volatile.shared.u32 %0, [%0];" : "+r"(a));
+      }
+      const long long c1 = clock64();
+      s = float(a);
+      if (threadIdx.x == 256) cycles[2] = c1 - c0;
+    }
+  } else if constexpr (L == Lds::Stream) {
+    const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(buf)) + (threadIdx.x - 256) * 16;
+    std::uint32_t acc = 0;
+    for (int i = 0; i < kMixLdsIters; ++i) {
+#pragma unroll
+      for (int u = 0; u < 16; ++u) {
+        std::uint32_t v[4];
+        asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+                     : "r"(base + u * 1024));
+        acc += v[0] + v[1] + v[2] + v[3];
+      }
+    }
+    s = float(acc);
+  }
+  const long long t1 = clock64();
+  sink[threadIdx.x] = s;
+  if (threadIdx.x == 0) cycles[0] = t1 - t0;
+  if (threadIdx.x == 256) cycles[1] = t1 - t0;
+}
+
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -221,6 +302,33 @@ double mma_flops_per_clock(int repeats) {
   return issuers * kMmaIters * 16.0 * per_instr / c;
 }
 
+// wgmma_beside_lds<DoMma, L>, medians: wgmma FLOPs per SM clock, shared-load bytes per clock
+// (Stream) and cycles per dependent load (Chain).
+struct MixRates {
+  double mma_flops = 0, lds_bytes = 0, chain_cycles = 0;
+};
+template <bool DoMma, Lds L>
+MixRates mix_rates(int repeats) {
+  DeviceBuffer sink(kMixThreads * sizeof(float)), cycles(3 * sizeof(long long));
+  std::vector<double> mma, lds, chain;
+  for (int rep = 0; rep < repeats + 1; ++rep) {  // the first is a warm-up
+    wgmma_beside_lds<DoMma, L><<<1, kMixThreads>>>(sink.as<float>(), cycles.as<long long>());
+    OVERLAP_CUDA_CHECK(cudaGetLastError());
+    OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
+    long long c[3] = {1, 1, 1};
+    cycles.download(c, sizeof(c));
+    if (rep == 0) continue;
+    mma.push_back(2.0 * kMixMmaBatches * 16 * (2.0 * 64 * 64 * 16) / double(c[0]));
+    lds.push_back(256.0 * kMixLdsIters * 16 * 16 / double(c[1]));
+    chain.push_back(double(c[2]) / kMixChainSteps);
+  }
+  MixRates r;
+  if (DoMma) r.mma_flops = median_of(mma);
+  if (L == Lds::Stream) r.lds_bytes = median_of(lds);
+  if (L == Lds::Chain) r.chain_cycles = median_of(chain);
+  return r;
+}
+
 }  // namespace
 
 std::vector<MeasuredField> measure_sm_throughput(int repeats, int compute_capability) {
@@ -233,7 +341,7 @@ std::vector<MeasuredField> measure_sm_throughput(int repeats, int compute_capabi
       {"sfu_lanes_per_clk", per_clock<Op::Mufu>(repeats, 8.0 * kIters * kUnroll),
        fmt::format(fmt::runtime(how), "8 independent ex2.approx.ftz.f32 chains per thread", repeats)},
       {"smem_bytes_per_clk", per_clock<Op::Lds>(repeats, 16.0 * kIters * kUnroll),
-       fmt::format(fmt::runtime(how), "independent conflict-free ld.shared.v4.u32", repeats)},
+       fmt::format(fmt::runtime(how), "independent conflict-free ld.volatile.shared.v4.u32", repeats)},
   };
   if (compute_capability == 90) {  // wgmma: sm_90a only
     const double ss128 = mma_flops_per_clock<Mma::WgmmaSs128>(repeats);
@@ -246,6 +354,24 @@ std::vector<MeasuredField> measure_sm_throughput(int repeats, int compute_capabi
                                "({:.0f}); wgmma m64n64k16 reaches {:.0f} (A, B in shared memory) and {:.0f} (A in "
                                "registers); median of {}",
                                sync, ss128, ss64, rs64, repeats)});
+    const MixRates mma_alone = mix_rates<true, Lds::None>(repeats);
+    const MixRates lds_alone = mix_rates<false, Lds::Stream>(repeats);
+    const MixRates both = mix_rates<true, Lds::Stream>(repeats);
+    const MixRates chain_alone = mix_rates<false, Lds::Chain>(repeats);
+    const MixRates chain_beside = mix_rates<true, Lds::Chain>(repeats);
+    MeasuredField& smem = *std::find_if(out.begin(), out.end(), [](const MeasuredField& f) {
+      return f.field == "smem_bytes_per_clk";
+    });
+    smem.method += fmt::format(
+        "; beside two warpgroups streaming wgmma m64n64k16 (A, B in shared memory) on the same SM, two "
+        "warpgroups of such loads reach {:.1f} B/clk and the wgmmas {:.0f} FLOP/clk (alone: {:.1f} B/clk, "
+        "{:.0f} FLOP/clk)",
+        both.lds_bytes, both.mma_flops, lds_alone.lds_bytes, mma_alone.mma_flops);
+    out.push_back({"lds_latency_beside_wgmma_cycles", chain_beside.chain_cycles,
+                   fmt::format("measured by overlap calibrate: one warp's chain of {} dependent ld.volatile.shared.u32 "
+                               "while two warpgroups of the same CTA stream wgmma m64n64k16 with A and B in shared "
+                               "memory, cycles per load, median of {} ({:.1f} without the wgmmas)",
+                               kMixChainSteps, repeats, chain_alone.chain_cycles)});
   }
   return out;
 }

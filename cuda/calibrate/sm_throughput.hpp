@@ -1,7 +1,7 @@
 #pragma once
 // Per-SM throughputs the model charges pipes with: FFMA and MUFU.EX2 lanes, shared-memory bytes
-// per clock, and the share of the tensor rate warp-level mma.sync reaches against wgmma
-// (sm_90 only). SM clocks (clock64), medians.
+// per clock, the share of the tensor rate warp-level mma.sync reaches against wgmma, and the
+// shared-load latency while wgmma streams its operands (the last two sm_90 only). SM clocks (clock64), medians.
 #include <vector>
 
 #include "calibrate/calibrate.hpp"
