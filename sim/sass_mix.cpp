@@ -10,7 +10,7 @@ SassCounts& SassCounts::operator+=(const SassCounts& o) {
   issue += o.issue, mufu += o.mufu, hgmma += o.hgmma, hgmma_flops += o.hgmma_flops, hmma += o.hmma;
   hmma_flops += o.hmma_flops, lds_bytes += o.lds_bytes, sts_bytes += o.sts_bytes, fp32 += o.fp32;
   alu += o.alu, uniform += o.uniform, sync += o.sync, tma += o.tma, control += o.control, other += o.other;
-  cycles += o.cycles;
+  cycles += o.cycles, cycles_loaded += o.cycles_loaded;
   return *this;
 }
 

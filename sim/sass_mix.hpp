@@ -30,6 +30,9 @@ struct SassCounts {
   // One warp's in-order issue time through the region with the profile's instruction latencies
   // (tools/sass_timing.py): the time a latency-bound warp needs even with the SM to itself.
   double cycles = 0;
+  // The same with shared-memory loads as slow as while wgmma streams shared-memory operands on
+  // the SM (the profile's lds_latency_beside_wgmma_cycles).
+  double cycles_loaded = 0;
 
   SassCounts& operator+=(const SassCounts& o);
 };

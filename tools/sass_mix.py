@@ -19,7 +19,9 @@ hmma (+ hmma_flops), lds_bytes / sts_bytes (per warp: 32 lanes x access width; l
 stmatrix by their matrix count), fp32 (FADD/FMUL/FFMA/...), alu (integer, conversion, select,
 move: the other FMA/ALU-pipe work), uniform (U* datapath), sync (BAR, SYNCS, fences, warpgroup
 arrive/wait), tma (bulk tensor copies), control (branches), other; `issue` is every
-instruction but NOP.
+instruction but NOP; `cycles` / `cycles_loaded` the in-order issue time of the region's role
+(tools/sass_timing.py) with the profile's latencies / with shared loads as slow as beside a
+wgmma stream (lds_latency_beside_wgmma_cycles).
 """
 import argparse
 import json
@@ -47,7 +49,7 @@ SYNC_PREFIX = ("BAR", "SYNCS", "MEMBAR", "FENCE", "WARPGROUP", "DEPBAR", "CCTL",
 TMA_PREFIX = ("UTMALDG", "UTMASTG", "UTMAPF", "UBLKCP", "UTMACCTL", "UTMACMDFLUSH", "UBLKPF")
 MEM_OTHER = ("LDG", "STG", "LDL", "STL", "LD", "ST", "ATOM", "RED", "LDGSTS", "LDC", "ULDC", "S2R", "S2UR", "CS2R")
 CLASSES = ["issue", "mufu", "hgmma", "hgmma_flops", "hmma", "hmma_flops", "lds_bytes", "sts_bytes", "fp32", "alu",
-           "uniform", "sync", "tma", "control", "other", "cycles"]
+           "uniform", "sync", "tma", "control", "other", "cycles", "cycles_loaded"]
 
 
 def read_regions(source):
@@ -208,7 +210,8 @@ def attribute(cubin, source, kernel_filter, nvdisasm):
 
 def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_scheduler=None):
     """Counts per function and region; with latencies, the `cycles` of each region's role (the
-    region name's first part) with its warps_per_scheduler[role] warps (default 1) per scheduler."""
+    region name's first part) with its warps_per_scheduler[role] warps (default 1) per scheduler,
+    and `cycles_loaded`, the same with shared loads as slow as beside a wgmma stream."""
     warps_per_scheduler = warps_per_scheduler or {}
     result = {}
     for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm).items():
@@ -218,9 +221,10 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
             classify(opcode, operands, counts)
             if latencies:
                 warps = warps_per_scheduler.get(region.split(".")[0], 1)
-                clock = clocks.setdefault(region, sass_timing.WarpClock(latencies, warps))
-                clock.issue(opcode, operands)
-                counts["cycles"] = clock.cycles
+                for field, lat in (("cycles", latencies), ("cycles_loaded", sass_timing.loaded(latencies))):
+                    clock = clocks.setdefault((region, field), sass_timing.WarpClock(lat, warps))
+                    clock.issue(opcode, operands)
+                    counts[field] = clock.cycles
     if not result:
         sys.exit(f"sass_mix: no function of {cubin} matches '{kernel_filter}'")
     return result
@@ -256,7 +260,7 @@ inline constexpr SassRegionMix {name}[] = {{
 # The fields the models charge, and the drift each may show before the check fails: a relative
 # tolerance, or a few instructions (a few warp-wide 16-byte accesses) for small regions.
 CHECKED = {"issue": 4, "mufu": 4, "hgmma_flops": 0, "hmma_flops": 0, "lds_bytes": 4 * 512, "sts_bytes": 4 * 512,
-           "cycles": 16}
+           "cycles": 16, "cycles_loaded": 16}
 ROW = re.compile(r'\{"([^"]+)", "([^"]+)", \{([-0-9., ]+)\}\}')
 
 

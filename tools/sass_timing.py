@@ -101,4 +101,10 @@ def latencies_from_profile(profile):
     f = profile["fields"]
     value = lambda k: float(f[k]["value"])
     return {"fma": value("fma_latency_cycles"), "mufu": value("mufu_latency_cycles"), "lds": value("lds_latency_cycles"),
-            "shfl": value("shfl_latency_cycles"), "sfu_lanes_per_smsp": value("sfu_lanes_per_clk") / 4}
+            "shfl": value("shfl_latency_cycles"), "sfu_lanes_per_smsp": value("sfu_lanes_per_clk") / 4,
+            "lds_beside_wgmma": value("lds_latency_beside_wgmma_cycles")}
+
+
+def loaded(lat):
+    """The latencies while wgmma streams shared-memory operands on the SM: slower shared loads."""
+    return dict(lat, lds=lat["lds_beside_wgmma"])

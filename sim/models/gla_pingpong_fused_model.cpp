@@ -8,7 +8,9 @@
 //   gating    wait full[n]; exp2 on the SFU, shared-memory traffic and the instruction stream's
 //             issue slots on their pipes, beside the in-order pass of the role's two warps per
 //             scheduler through the chunk's SASS, side by side on one issue slot and one SFU
-//             quarter, with the profile's latencies (the `cycles` of the table) -> prepared[n]
+//             quarter, with the profile's latencies (the `cycles` of the table), its shared
+//             loads slowed while the wgmmas stream their operands (`cycles_loaded`, for the
+//             wgmmas' share of the chunk) -> prepared[n]
 //   state     wait prepared[n]; wgmma K x C x block_v; scale S -> empty[n]; wait s_free[n] (the
 //             output has read S_n); S_{n+1} as bf16 to shared memory -> s_ready[n+1]
 //   output    wait prepared[n]; wgmma q~ k~^T; mask; wait s_ready[n]; wgmma q~ S_n -> s_free[n];
@@ -24,6 +26,9 @@
 #include "sim/models/gla_pingpong_fused_model.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "cuda/gla/gla_tiling.hpp"
 #include "sim/models/generated/gla_pingpong_fused_sass.hpp"
@@ -87,6 +92,16 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
 
   const SassCounts gating = mix(int(d.K), t.block_v, {"gating.chunk", "gating.fast"});
   const double gating_lanes = 32.0 * kGatingWarps;
+  // While the state and output warpgroups' wgmmas stream their shared-memory operands, the gating
+  // warps' shared loads are slower (lds_latency_beside_wgmma_cycles, measured): their chain takes
+  // cycles_loaded instead of cycles for that share f of the chunk. f = tensor time per chunk /
+  // chunk time, and where the gating sets the pace the chunk time is the chain itself:
+  // c = c0 + (tensor / c) (c1 - c0), solved for c.
+  const double tensor_flops = 2 * C * C * K + 2 * C * K * bv + 2 * C * C * bv + 2 * K * C * bv;
+  const double tensor_cycles = tensor_flops / (hw.tensor_bf16_TFLOPs * 1e12 / hw.sm_count * hw.cycle_ns() * 1e-9);
+  const double c0 = gating.cycles, slowdown = std::max(0.0, gating.cycles_loaded - gating.cycles);
+  const double chain = 0.5 * (c0 + std::sqrt(c0 * c0 + 4.0 * tensor_cycles * slowdown));
+  const double loaded_share = std::min(1.0, tensor_cycles / chain);
   Role gate;
   gate.name = "gating";
   gate.warps = kGatingWarps;
@@ -96,7 +111,10 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
                issue(Unit::Sfu, gating.mufu * gating_lanes, kGateSfu, 0, "exp2"),
                issue(Unit::Smem, (gating.lds_bytes + gating.sts_bytes) * kGatingWarps, kGateSmem, 0, "operands in place"),
                issue(Unit::Fma, gating.issue * gating_lanes, kGateIssue, 0, "cumsum, q~ k~, q.k (issue)"),
-               delay(gating.cycles * hw.cycle_ns(), "two warps' dependent chains on one scheduler (SASS, in order)"),
+               delay(chain * hw.cycle_ns(),
+                     fmt::format("two warps' dependent chains on one scheduler (SASS, in order; shared loads "
+                                 "slowed by the wgmmas {:.0f}% of the chunk)",
+                                 100 * loaded_share)),
                wait(kGateSfu, 0, "exp2 done"),
                wait(kGateSmem, 0, "stores done"),
                wait(kGateIssue, 0, "issued"),
