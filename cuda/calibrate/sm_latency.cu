@@ -4,14 +4,13 @@
 // runtime inputs so the compiler cannot fold them, and are written out so it cannot drop them.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "calibrate/clock_runs.hpp"
 #include "calibrate/sm_latency.hpp"
-#include "runtime/cuda_check.hpp"
 #include "runtime/device_buffer.hpp"
 
 namespace overlap::gpu {
@@ -84,39 +83,18 @@ __global__ void mbarrier_pingpong(int rounds, long long* cycles) {
   if (threadIdx.x == 0) *cycles = t1 - t0;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 template <Chain C>
 double chain_cycles() {
-  DeviceBuffer sink(32 * sizeof(float)), cycles(sizeof(long long));
-  std::vector<double> per_step;
-  for (int rep = 0; rep < 7; ++rep) {  // the first is a warm-up (instruction cache)
-    dependent_chain<C><<<1, 32>>>(0.5f, sink.as<float>(), cycles.as<long long>());
-    OVERLAP_CUDA_CHECK(cudaGetLastError());
-    OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
-    long long c = 0;
-    cycles.download(&c, sizeof(c));
-    if (rep > 0) per_step.push_back(static_cast<double>(c) / kSteps);
-  }
-  return median_of(per_step);
+  DeviceBuffer sink(32 * sizeof(float));
+  // The first launch is a warm-up (instruction cache).
+  const auto runs = clock_runs<1>([&](long long* c) { dependent_chain<C><<<1, 32>>>(0.5f, sink.as<float>(), c); }, 1, 6);
+  return median_of(runs[0]) / kSteps;
 }
 
 double handoff_cycles() {
   constexpr int rounds = 2048;
-  DeviceBuffer cycles(sizeof(long long));
-  std::vector<double> per_handoff;
-  for (int rep = 0; rep < 7; ++rep) {
-    mbarrier_pingpong<<<1, 64>>>(rounds, cycles.as<long long>());
-    OVERLAP_CUDA_CHECK(cudaGetLastError());
-    OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
-    long long c = 0;
-    cycles.download(&c, sizeof(c));
-    if (rep > 0) per_handoff.push_back(static_cast<double>(c) / (2.0 * rounds));
-  }
-  return median_of(per_handoff);
+  const auto runs = clock_runs<1>([&](long long* c) { mbarrier_pingpong<<<1, 64>>>(rounds, c); }, 1, 6);
+  return median_of(runs[0]) / (2.0 * rounds);
 }
 
 }  // namespace

@@ -18,15 +18,15 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <utility>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "calibrate/clock_runs.hpp"
 #include "calibrate/sm_throughput.hpp"
 #include "gla/gla_sm90.cuh"
-#include "runtime/cuda_check.hpp"
 #include "runtime/device_buffer.hpp"
 
 namespace overlap::gpu {
@@ -106,26 +106,30 @@ __global__ void __launch_bounds__(kThreads, 1) pipe_rate(float seed, float* sink
 }
 
 // ---- tensor cores ---------------------------------------------------------------------------
-// D(64x128, fp32) += A(64x16, smem) * B(16x128, smem), both K-major.
-__device__ __forceinline__ void wgmma_m64n128k16_ss(float (&d)[64], std::uint64_t a, std::uint64_t b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "%64, %65, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(a), "l"(b));
-}
 enum class Mma { WgmmaSs128, WgmmaSs64, WgmmaRs64, MmaSync };
 constexpr int kMmaThreads = 256;  // two warpgroups / eight warps
 constexpr int kMmaIters = 512;    // batches of 16 instructions per warpgroup or warp
+
+// One batch of 16 wgmmas into d (k steps 0-3 of the tiles in turn), committed and waited for.
+template <Mma M, int N>
+__device__ __forceinline__ void wgmma_batch(float (&d)[N], std::uint64_t da, std::uint64_t db,
+                                            const std::uint32_t (&ra)[4]) {
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int u = 0; u < 16; ++u) {
+    const std::uint64_t step = 2 * (u & 3);  // 32 bytes along K per k16, in 16-byte units
+    if constexpr (M == Mma::WgmmaSs128) {
+      sm90::wgmma_m64n128k16_ss(reinterpret_cast<float(&)[64]>(d), da + step, db + step);
+    } else if constexpr (M == Mma::WgmmaSs64) {
+      sm90::wgmma_m64n64k16_ss<0, 0>(reinterpret_cast<float(&)[32]>(d), da + step, db + step, 1);
+    } else {
+      sm90::wgmma_m64n64k16_rs<0>(reinterpret_cast<float(&)[32]>(d), ra, db + step, 1);
+    }
+  }
+  sm90::wgmma_commit();
+  sm90::wgmma_wait<0>();
+  sm90::fence_regs(d);
+}
 
 template <Mma M>
 __global__ void __launch_bounds__(kMmaThreads, 1) mma_rate(float* sink, long long* cycles) {
@@ -159,21 +163,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) mma_rate(float* sink, long lon
               : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(ra[u & 3]), "r"(ra[(u + 1) & 3]));
         }
       } else {
-        sm90::wgmma_fence();
-#pragma unroll
-        for (int u = 0; u < 16; ++u) {
-          const std::uint64_t step = 2 * (u & 3);  // 32 bytes along K per k16, in 16-byte units
-          if constexpr (M == Mma::WgmmaSs128) {
-            wgmma_m64n128k16_ss(d, da + step, db + step);
-          } else if constexpr (M == Mma::WgmmaSs64) {
-            sm90::wgmma_m64n64k16_ss<0, 0>(reinterpret_cast<float(&)[32]>(d), da + step, db + step, 1);
-          } else {
-            sm90::wgmma_m64n64k16_rs<0>(reinterpret_cast<float(&)[32]>(d), ra, db + step, 1);
-          }
-        }
-        sm90::wgmma_commit();
-        sm90::wgmma_wait<0>();
-        sm90::fence_regs(d);
+        wgmma_batch<M>(d, da, db, ra);
       }
     }
     __syncthreads();
@@ -212,17 +202,11 @@ __global__ void __launch_bounds__(kMixThreads, 1) wgmma_beside_lds(float* sink, 
   if (threadIdx.x < 256) {
     if constexpr (DoMma) {
       const std::uint64_t da = sm90::sw128_desc(tiles), db = sm90::sw128_desc(tiles + 64 * 32);
+      const std::uint32_t unused[4] = {0, 0, 0, 0};  // A comes from shared memory
       float d[32];
 #pragma unroll
       for (int j = 0; j < 32; ++j) d[j] = 0.f;
-      for (int i = 0; i < kMixMmaBatches; ++i) {
-        sm90::wgmma_fence();
-#pragma unroll
-        for (int u = 0; u < 16; ++u) sm90::wgmma_m64n64k16_ss<0, 0>(d, da + 2 * (u & 3), db + 2 * (u & 3), 1);
-        sm90::wgmma_commit();
-        sm90::wgmma_wait<0>();
-        sm90::fence_regs(d);
-      }
+      for (int i = 0; i < kMixMmaBatches; ++i) wgmma_batch<Mma::WgmmaSs64>(d, da, db, unused);
 #pragma unroll
       for (int j = 0; j < 32; ++j) s += d[j];
     }
@@ -262,25 +246,10 @@ __global__ void __launch_bounds__(kMixThreads, 1) wgmma_beside_lds(float* sink, 
   if (threadIdx.x == 256) cycles[1] = t1 - t0;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Median over `repeats` launches of the cycles one launch's timed pass took.
+// Median cycles of the timed pass over `repeats` launches (the kernels warm up in a first pass).
 template <typename Launch>
 double median_cycles(const Launch& launch, int repeats) {
-  DeviceBuffer cycles(sizeof(long long));
-  std::vector<double> all;
-  for (int rep = 0; rep < repeats; ++rep) {
-    launch(cycles.as<long long>());
-    OVERLAP_CUDA_CHECK(cudaGetLastError());
-    OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
-    long long c = 0;
-    cycles.download(&c, sizeof(c));
-    all.push_back(static_cast<double>(c));
-  }
-  return median_of(all);
+  return median_of(clock_runs<1>(launch, 0, repeats)[0]);
 }
 
 template <Op O>
@@ -309,23 +278,19 @@ struct MixRates {
 };
 template <bool DoMma, Lds L>
 MixRates mix_rates(int repeats) {
-  DeviceBuffer sink(kMixThreads * sizeof(float)), cycles(3 * sizeof(long long));
-  std::vector<double> mma, lds, chain;
-  for (int rep = 0; rep < repeats + 1; ++rep) {  // the first is a warm-up
-    wgmma_beside_lds<DoMma, L><<<1, kMixThreads>>>(sink.as<float>(), cycles.as<long long>());
-    OVERLAP_CUDA_CHECK(cudaGetLastError());
-    OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
-    long long c[3] = {1, 1, 1};
-    cycles.download(c, sizeof(c));
-    if (rep == 0) continue;
-    mma.push_back(2.0 * kMixMmaBatches * 16 * (2.0 * 64 * 64 * 16) / double(c[0]));
-    lds.push_back(256.0 * kMixLdsIters * 16 * 16 / double(c[1]));
-    chain.push_back(double(c[2]) / kMixChainSteps);
-  }
+  DeviceBuffer sink(kMixThreads * sizeof(float));
+  // The first launch is a warm-up.
+  const auto runs =
+      clock_runs<3>([&](long long* c) { wgmma_beside_lds<DoMma, L><<<1, kMixThreads>>>(sink.as<float>(), c); }, 1, repeats);
+  // Median of the per-launch rates (work / cycles).
+  auto median_rate = [](double work, std::vector<double> cycles) {
+    for (double& c : cycles) c = work / c;
+    return median_of(std::move(cycles));
+  };
   MixRates r;
-  if (DoMma) r.mma_flops = median_of(mma);
-  if (L == Lds::Stream) r.lds_bytes = median_of(lds);
-  if (L == Lds::Chain) r.chain_cycles = median_of(chain);
+  if (DoMma) r.mma_flops = median_rate(2.0 * kMixMmaBatches * 16 * (2.0 * 64 * 64 * 16), runs[0]);
+  if (L == Lds::Stream) r.lds_bytes = median_rate(256.0 * kMixLdsIters * 16 * 16, runs[1]);
+  if (L == Lds::Chain) r.chain_cycles = median_of(runs[2]) / kMixChainSteps;
   return r;
 }
 
