@@ -11,7 +11,11 @@ if(OVERLAP_ENABLE_CUDA)
   set(OVERLAP_CUTLASS_INCLUDE "${CMAKE_CURRENT_LIST_DIR}/../.deps/cutlass/include" CACHE PATH
       "CUTLASS include directory (holds cute/ and cutlass/)")
   set(overlap_use_nvcc ${CMAKE_CUDA_COMPILER})
-  if(CMAKE_CUDA_COMPILER AND OVERLAP_CUDA_OPTIONAL AND NOT EXISTS "${OVERLAP_CUTLASS_INCLUDE}/cute/tensor.hpp")
+  if(CMAKE_CUDA_COMPILER AND NOT EXISTS "${OVERLAP_CUTLASS_INCLUDE}/cute/tensor.hpp")
+    if(NOT OVERLAP_CUDA_OPTIONAL)
+      message(FATAL_ERROR "overlap: CUTLASS headers not found at ${OVERLAP_CUTLASS_INCLUDE}; "
+                          "run tools/fetch_cutlass.sh (tools/install_deps.sh does)")
+    endif()
     # `pip install .`: nvcc alone is not enough for the kernels; build the CPU package rather than fail.
     message(WARNING "overlap: nvcc found but no CUTLASS headers at ${OVERLAP_CUTLASS_INCLUDE} "
                     "(tools/fetch_cutlass.sh); building without the CUDA kernels")
@@ -28,10 +32,6 @@ if(OVERLAP_ENABLE_CUDA)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     find_package(CUDAToolkit REQUIRED)
     set(OVERLAP_HAVE_CUDA ON)
-    if(NOT EXISTS "${OVERLAP_CUTLASS_INCLUDE}/cute/tensor.hpp")
-      message(FATAL_ERROR "overlap: CUTLASS headers not found at ${OVERLAP_CUTLASS_INCLUDE}; "
-                          "run tools/fetch_cutlass.sh (tools/install_deps.sh does)")
-    endif()
     if(NOT TARGET overlap_cutlass)
       add_library(overlap_cutlass INTERFACE)
       target_include_directories(overlap_cutlass SYSTEM INTERFACE "${OVERLAP_CUTLASS_INCLUDE}")
