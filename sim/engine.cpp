@@ -265,7 +265,8 @@ class SmSimulation {
       }
       const Step& st = segment_steps(s)[s.step];
       const int index = step_index(s, st);
-      if (s.segment == 1 && st.every > 1 && ((index % st.every) + st.every) % st.every != st.phase) {
+      if ((s.segment == 1 && st.every > 1 && ((index % st.every) + st.every) % st.every != st.phase) ||
+          index < st.from || index >= st.to) {
         s.step++;
         continue;
       }

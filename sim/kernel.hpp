@@ -3,6 +3,7 @@
 // job) issuing steps to the SM's units and synchronising on barriers indexed by tile. Built
 // in C++ by the variant models (sim/models/) and from JSON by schedule files; simulated by
 // sim/engine.cpp. Nothing here knows about a particular workload.
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,6 +44,9 @@ struct Step {
   // tiles + offset. Indexed steps outside [0, tiles) are skipped (a Wait below 0 passes).
   int offset = 0;
   int every = 1, phase = 0;  // body only: run when (iteration + offset) % every == phase
+  // Run only for tile indices in [from, to) (any segment): a CTA whose early tiles take a
+  // different path (a state-only prefix) lists both paths' steps in one body.
+  int from = INT_MIN, to = INT_MAX;
   // Copy only:
   double hbm_fraction = 1;  // share of the bytes that miss L2 (the rest hit in L2)
   // Share of the bytes this SM draws from L2's bandwidth: 1/n for a tile that one TMA multicast

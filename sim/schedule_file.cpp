@@ -1,5 +1,6 @@
 #include "sim/schedule_file.hpp"
 
+#include <climits>
 #include <fstream>
 #include <map>
 #include <set>
@@ -50,7 +51,7 @@ int barrier_index(const std::vector<BarrierSpec>& barriers, const std::string& n
 
 Step parse_op(const Json& j, const Vars& vars, const HardwareProfile& hw, const std::vector<BarrierSpec>* barriers,
               const std::string& where) {
-  require_keys(j, {"op", "async", "bytes", "flops", "ops", "ns", "cycles", "barrier", "offset", "every", "phase",
+  require_keys(j, {"op", "async", "bytes", "flops", "ops", "ns", "cycles", "barrier", "offset", "every", "phase", "from", "to",
                    "hbm_fraction", "l2_fraction", "engine", "precision", "path", "label"},
                where);
   OVERLAP_REQUIRE(j.contains("op") && j["op"].is_string(), "{}: needs \"op\"", where);
@@ -103,6 +104,8 @@ Step parse_op(const Json& j, const Vars& vars, const HardwareProfile& hw, const 
   s.offset = int(number_or(j, "offset", 0, vars, where));
   s.every = int(number_or(j, "every", 1, vars, where));
   s.phase = int(number_or(j, "phase", 0, vars, where));
+  s.from = int(number_or(j, "from", INT_MIN, vars, where));
+  s.to = int(number_or(j, "to", INT_MAX, vars, where));
   OVERLAP_REQUIRE(s.every >= 1, "{}: every must be at least 1", where);
   return s;
 }

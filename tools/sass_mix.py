@@ -9,7 +9,8 @@ region NAME, a line containing `} sass:NAME` closes it, `sass:NAME {}` marks one
 may have several spans; one line may close one region and open another). `nvdisasm -gi` gives every instruction its chain of
 inlined source frames; the instruction belongs to the innermost marked region that contains the
 first frame (innermost first) lying in any region. Instructions in no region are counted under
-`(other)`. The code inside a region that sits in a loop body runs once per iteration: the
+`(other)`. A call site marked `sass:@CONTEXT` (a function or lambda called from more than one
+place, compiled once per call) suffixes the regions of the code inlined there: `NAME@CONTEXT`. The code inside a region that sits in a loop body runs once per iteration: the
 counts are per chunk for the per-chunk regions. Only the hot path is counted: the out-of-line
 blocks past a function's last unconditional EXIT (mbarrier retry loops, diverged-warp fallbacks)
 are left out.
@@ -37,6 +38,7 @@ import sass_timing  # noqa: E402
 ONE_LINE = re.compile(r"sass:([\w.]+)\s*\{\}")
 OPEN = re.compile(r"sass:([\w.]+)\s*\{(?!\})")
 CLOSE = re.compile(r"\}\s*sass:([\w.]+)")
+CONTEXT = re.compile(r"sass:@(\w+)")
 FRAME = re.compile(r'"([^"]+)", line (\d+)')
 INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)(.*?);")
 FUNC = re.compile(r"^\.text\.(\S+):")
@@ -53,10 +55,13 @@ CLASSES = ["issue", "mufu", "hgmma", "hgmma_flops", "hmma", "hmma_flops", "lds_b
 
 
 def read_regions(source):
-    """{name: [(first_line, last_line), ...]} from the source's markers (1-based, inclusive)."""
-    regions, open_at = {}, {}
+    """{name: [(first_line, last_line), ...]} from the source's markers (1-based, inclusive), and
+    under the key None, {line: context} for the marked call sites."""
+    regions, open_at, contexts = {}, {}, {}
     with open(source) as f:
         for number, line in enumerate(f, 1):
+            for name in CONTEXT.findall(line):
+                contexts[number] = name
             for name in ONE_LINE.findall(line):
                 regions.setdefault(name, []).append((number, number))
             for name in CLOSE.findall(line):
@@ -71,21 +76,26 @@ def read_regions(source):
         sys.exit(f"sass_mix: {source}: region(s) never closed: {', '.join(sorted(open_at))}")
     if not regions:
         sys.exit(f"sass_mix: {source}: no `sass:NAME {{` markers")
+    regions[None] = contexts
     return regions
 
 
 def region_of(frames, source_name, regions):
+    contexts = regions[None]
+    found, context = None, ""
     for file, line in frames:
         if os.path.basename(file) != source_name:
             continue
-        best = None
-        for name, spans in regions.items():
-            for first, last in spans:
-                if first <= line <= last and (best is None or last - first < best[0]):
-                    best = (last - first, name)
-        if best:
-            return best[1]
-    return "(other)"
+        if found is None:
+            best = None
+            for name, spans in regions.items():
+                for first, last in spans if name is not None else ():
+                    if first <= line <= last and (best is None or last - first < best[0]):
+                        best = (last - first, name)
+            found = best[1] if best else None
+        if line in contexts:
+            context = "@" + contexts[line]
+    return found + context if found else "(other)"
 
 
 def access_bytes(opcode):

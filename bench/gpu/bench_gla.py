@@ -78,13 +78,16 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--profile", action="store_true", help="also print per-kernel times of one call")
-    ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated overlap variants")
+    ap.add_argument("--variants", default=",".join(VARIANTS),
+                    help="overlap variants, comma-separated; or separated by ';' where one is a launch form "
+                    "name@key=value,... (keys: units_per_cta, block_v, segments), e.g. "
+                    "'pingpong_fused;pingpong_fused@segments=1'")
     ap.add_argument("--no-peers", action="store_true", help="skip chunk_gla and SDPA (e.g. under ncu)")
     ap.add_argument("--shapes", default=None, help="B,T,H,K,V;... (default: the issue's four)")
     args = ap.parse_args()
 
     lib = OverlapLib(args.lib)
-    variants = args.variants.split(",")
+    variants = args.variants.split(";") if ";" in args.variants else args.variants.split(",")
     chunk_gla = None
     if not args.no_peers:
         try:

@@ -1,6 +1,11 @@
 // C entry point over gla_forward for callers without C++ (the Python benchmark, through
 // ctypes). Errors come back as a non-zero return and a message, never as an exception.
+#include <charconv>
+#include <string>
+#include <string_view>
+
 #include "common/capi_guard.hpp"
+#include "core/error.hpp"
 #include "gla/gla_forward.hpp"
 
 namespace {
@@ -20,6 +25,42 @@ overlap::gla::GlaShape make_shape(int B, int T, int H, int K, int V, int has_h0,
   return s;
 }
 
+// A variant name, optionally with launch options the library would otherwise pick by shape:
+// "pingpong_fused@block_v=128,segments=2" (keys: units_per_cta, block_v, segments). The
+// benchmark times such forms beside the default.
+struct VariantForm {
+  overlap::cuda::GlaVariant variant;
+  overlap::cuda::GlaLaunchOptions options;
+};
+
+VariantForm parse_form(const char* text) {
+  const std::string_view all(text ? text : "");
+  const std::size_t at = all.find('@');
+  VariantForm f{overlap::cuda::parse_gla_variant(std::string(all.substr(0, at))), {}};
+  if (at == std::string_view::npos) return f;
+  std::string_view rest = all.substr(at + 1);
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    const std::size_t eq = item.find('=');
+    int value = 0;
+    const std::string_view key = item.substr(0, eq), number = eq == std::string_view::npos ? "" : item.substr(eq + 1);
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (number.empty() || ec != std::errc{} || end != number.data() + number.size())
+      overlap::fail("gla variant '{}': option '{}' wants key=integer", all, item);
+    if (key == "units_per_cta")
+      f.options.pingpong_units_per_cta = value;
+    else if (key == "block_v")
+      f.options.pingpong_block_v = value;
+    else if (key == "segments")
+      f.options.pingpong_segments = value;
+    else
+      overlap::fail("gla variant '{}': unknown option '{}' (units_per_cta, block_v, segments)", all, key);
+  }
+  return f;
+}
+
 }  // namespace
 
 extern "C" {
@@ -28,12 +69,13 @@ extern "C" {
 long long overlap_gla_workspace_bytes(const char* variant, int B, int T, int H, int K, int V, char* err,
                                       int err_len) {
   return capi_guard(err, err_len, -1LL, [&] {
-    return static_cast<long long>(overlap::cuda::gla_workspace_bytes(overlap::cuda::parse_gla_variant(variant),
-                                                                      make_shape(B, T, H, K, V, 0, 0, 0)));
+    return static_cast<long long>(
+        overlap::cuda::gla_workspace_bytes(parse_form(variant).variant, make_shape(B, T, H, K, V, 0, 0, 0)));
   });
 }
 
-// 0 on success; otherwise 1 and the reason (unknown variant, unsupported shape, CUDA error).
+// `variant`: a name, or name@options (parse_form). 0 on success; otherwise 1 and the reason
+// (unknown variant or option, unsupported shape, CUDA error).
 int overlap_gla_forward(const char* variant, const void* q, const void* k, const void* v, const float* g,
                         const float* h0, void* o, float* hT, void* workspace, int B, int T, int H, int K, int V,
                         double scale, void* stream, char* err, int err_len) {
@@ -47,9 +89,9 @@ int overlap_gla_forward(const char* variant, const void* q, const void* k, const
     a.o = o;
     a.hT = hT;
     a.workspace = workspace;
-    overlap::cuda::gla_forward(overlap::cuda::parse_gla_variant(variant), a,
-                               make_shape(B, T, H, K, V, h0 != nullptr, hT != nullptr, scale),
-                               static_cast<CUstream_st*>(stream));
+    const VariantForm f = parse_form(variant);
+    overlap::cuda::gla_forward(f.variant, a, make_shape(B, T, H, K, V, h0 != nullptr, hT != nullptr, scale),
+                               static_cast<CUstream_st*>(stream), f.options);
     return 0;
   });
 }

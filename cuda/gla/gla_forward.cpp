@@ -116,6 +116,9 @@ void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, C
                   "gla_forward {}: pingpong_block_v must be 0 (by shape), 64, or 128 where V (= {}) is a multiple "
                   "of 128, not {}",
                   gla_variant_name(v), s.V, options.pingpong_block_v);
+  OVERLAP_REQUIRE(options.pingpong_segments >= 0 && options.pingpong_segments <= gla::PingpongFusedSegments::kMax,
+                  "gla_forward {}: pingpong_segments must be 0 (by shape) or 1 to {}, not {}", gla_variant_name(v),
+                  gla::PingpongFusedSegments::kMax, options.pingpong_segments);
   OVERLAP_REQUIRE(a.q && a.k && a.v && a.g && a.o, "gla_forward {}: q, k, v, g and o must be device pointers",
                   gla_variant_name(v));
   OVERLAP_REQUIRE(!s.has_h0 || a.h0, "gla_forward {}: the shape says h0=1 but h0 is null", gla_variant_name(v));
@@ -137,6 +140,7 @@ void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, C
   p.scale = static_cast<float>(s.scale > 0 ? s.scale : 1.0 / std::sqrt(static_cast<double>(s.K)));
   p.units_per_cta = options.pingpong_units_per_cta;
   p.block_v = options.pingpong_block_v;
+  p.segments = options.pingpong_segments;
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
   if (v.carry == StateCarry::Fused) {
     check_cuda(v.schedule == Schedule::Pingpong ? gla_launch::pingpong_fused(p, stream)

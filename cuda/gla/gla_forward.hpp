@@ -62,6 +62,10 @@ struct GlaLaunchOptions {
   // Pingpong, fused carry: V columns per CTA, 64 or 128 (V a multiple of it); 0 =
   // gla::pingpong_fused_block_v (by the head count and the GPU's SMs).
   int pingpong_block_v = 0;
+  // Pingpong, fused carry: CTAs per (b, h, v-block) along T, 1 to 8 (fewer where the sequence
+  // has fewer 64-step chunks); 0 = gla::PingpongFusedSegments::count_for (by the CTA count, the
+  // GPU's SMs and T).
+  int pingpong_segments = 0;
 };
 
 // Enqueues the forward pass on `stream`. Throws overlap::Error on a shape the variant cannot

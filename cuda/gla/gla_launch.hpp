@@ -20,6 +20,9 @@ struct Problem {
   int units_per_cta;
   // Pingpong, fused carry: V columns per CTA (64 or 128); 0 = gla::pingpong_fused_block_v.
   int block_v;
+  // Pingpong, fused carry: CTAs per (b, h, v-block) along T, 1-8 (at most one per chunk);
+  // 0 = gla::PingpongFusedSegments::count_for.
+  int segments;
 };
 
 // stages: 1 = sequential, 2 = pipelined. chunks_per_cta: the output kernel's chunk group.

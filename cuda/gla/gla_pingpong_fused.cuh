@@ -18,6 +18,11 @@
 // scheduler, measured 2.5 us per chunk with one at B=2, T=16384 (Nsight Compute's stall
 // samples: the other roles waited on it).
 //
+// Few heads, long sequences: where the (b, h, v-block) CTAs leave SMs idle, each walk is split
+// along T over several CTAs (gla::PingpongFusedSegments). A later segment first walks the chunks
+// before its own state-only, from h0 (k~ and the state update: no q, no output GEMMs, about
+// two fifths of a chunk's gating chain), then outputs its own; no CTA waits on another.
+//
 // Numerics. q~ and k~ share one anchor, the chunk's start: q~_i . k~_j = q_i k_j 2^(b_i - b_j)
 // for j <= i (the products the mask keeps are <= 1), and q~ <= q, k~ <= k 2^(-b_last). The
 // diagonal of A (no decay) is q_i . k_i from the unrounded operands, so that rounding q~ and k~
@@ -30,6 +35,7 @@
 // kd = k 2^(b_last - b) for S <- D S + kd^T v. Strong gates (SPEC:
 // about -7 per step) take it in every chunk; the GPU tests run both paths.
 #include <cstdint>
+#include <type_traits>
 #include <cuda.h>
 #include <cuda_bf16.h>
 
@@ -64,6 +70,10 @@ struct Params {
   int v_blocks;    // V / block_v CTAs per head
   int num_chunks;  // ceil(T / 64)
   float scale;
+  // Sequence segments (gla::PingpongFusedSegments): CTAs per (b, h, v-block); segment i outputs
+  // chunks [bounds[i], bounds[i + 1]) after walking [0, bounds[i]) state-only.
+  int segments;
+  int bounds[gla::PingpongFusedSegments::kMax + 1];
 };
 
 // Shared-memory layout: offsets from the one definition in gla_tiling.hpp.
@@ -100,17 +110,20 @@ struct Barriers {
 };
 
 // ---- loads ----------------------------------------------------------------------------------
-// The TMA loads of chunk n into its stage (issued by one output thread).
+// The TMA loads of chunk n into its stage (issued by one output thread); a state-only chunk
+// (n < first) needs no q.
 template <int K, int BV, int S>
-__device__ void load_chunk(const Params& p, unsigned char* smem, const Barriers& bar, int n, int b, int h, int v0) {
+__device__ void load_chunk(const Params& p, unsigned char* smem, const Barriers& bar, int n, int first, int b, int h,
+                           int v0) {
   using L = Layout<K, BV, S>;
   const int s = n % S;  // sass:producer.chunk {
-  sm90::mbar_arrive_expect_tx(&bar.full[s], L::kLoadBytes);
+  const bool with_q = n >= first;
+  sm90::mbar_arrive_expect_tx(&bar.full[s], L::kLoadBytes - (with_q ? 0 : kChunk * K * 2));
   unsigned char* st = smem + s * L::kStage;
   const int t0 = n * kChunk;
 #pragma unroll
   for (int a = 0; a < K / 64; ++a) {
-    sm90::tma_load_4d(st + L::kQ + a * 8192, &p.q_map, &bar.full[s], a * 64, t0, h, b);
+    if (with_q) sm90::tma_load_4d(st + L::kQ + a * 8192, &p.q_map, &bar.full[s], a * 64, t0, h, b);
     sm90::tma_load_4d(st + L::kK + a * 8192, &p.k_map, &bar.full[s], a * 64, t0, h, b);
   }
   sm90::tma_load_4d(st + L::kG, &p.g_map, &bar.full[s], 0, t0, h, b);
@@ -282,8 +295,9 @@ __device__ __forceinline__ float warp_sum_scatter(float (&v)[N]) {
 // ---- gating ---------------------------------------------------------------------------------
 // Gating thread t (0-255: warpgroups 0 and 1) owns channels 2cp, 2cp+1 (cp = t % (K/2)) of rows
 // [part*R, part*R + R), R = 16 at K = 128, 8 at K = 64.
+// Chunks [0, end); those before `first` are state-only (only the state update's keys).
 template <int K, int BV, int S>
-__device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) {
+__device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, int first, int end) {
   using L = Layout<K, BV, S>;
   constexpr int kThreads = gla::PingpongFusedLayout::kGatingThreads;
   constexpr int kPairs = K / 2, kParts = kThreads / kPairs, kRows = kChunk / kParts;
@@ -296,7 +310,10 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
   int* flags = reinterpret_cast<int*>(smem + L::kFlags);           // [S]
   float* scratch = reinterpret_cast<float*>(smem + L::kDiag) + (w & 3) * 256;
 
-  for (int n = 0; n < p.num_chunks; ++n) {  // sass:gating.chunk {
+  // One chunk; kStateOnly (a compile-time tag) for the chunks before this segment's own, so
+  // that each of the two loops below is compiled for its own kind of chunk.
+  auto chunk = [&](int n, auto state_only) {  // sass:gating.chunk {
+    constexpr bool kStateOnly = decltype(state_only)::value;
     const int s = n % S;
     sm90::mbar_wait(&bar.full[s], (n / S) & 1);
     unsigned char* st = smem + s * L::kStage;
@@ -331,7 +348,26 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
     const float2 d = make_float2(ptx::exp2_approx(last.x), ptx::exp2_approx(last.y));
     if (part == 0) *reinterpret_cast<float2*>(decay + s * K + col) = d;
 
-    if (!slow) {  // sass:gating.fast {
+    if (kStateOnly) {  // sass:gating.prefix {
+      // State-only: k~ = k 2^-b in place of g (single anchor) or kd = k 2^(b_last - b) in
+      // place of k (anchored path), what update_state reads.
+      int base[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) base[j] = sw128(row0 + j, col, kChunk) - j * 128;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const int off = base[r & 7] + r * 128;
+        auto& kr = *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(k) + off);
+        const float2 kv = ptx::unpack_bf16(kr);
+        const float2 e = slow ? make_float2(last.x - b[r].x, last.y - b[r].y) : make_float2(-b[r].x, -b[r].y);
+        const std::uint32_t kd = ptx::pack_bf16(kv.x * ptx::exp2_approx(e.x), kv.y * ptx::exp2_approx(e.y));
+        if (slow)
+          kr = kd;
+        else
+          *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(g) + off) = kd;
+      }
+      // } sass:gating.prefix
+    } else if (!slow) {  // sass:gating.fast {
       // q~ in place of q, k~ (bf16, swizzled) in place of g. row0 is a
       // multiple of 8, so row r's swizzle depends on r & 7 only: eight base offsets, each
       // row an immediate 128 r bytes on top.
@@ -385,7 +421,9 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar) 
     if (t == 0) flags[s] = slow;
     sm90::fence_proxy_async();  // the wgmmas of the other warpgroups read what was written
     sm90::mbar_arrive(&bar.prepared[s]);
-  }  // } sass:gating.chunk
+  };  // } sass:gating.chunk
+  for (int n = 0; n < first; ++n) chunk(n, std::true_type{});  // sass:@prefix
+  for (int n = first; n < end; ++n) chunk(n, std::false_type{});
 }
 
 // ---- state ----------------------------------------------------------------------------------
@@ -435,8 +473,10 @@ struct StateTile {
   }
 };
 
+// Chunks [0, end), from h0; publishes S_m for the output's chunks m in [first, end).
 template <int K, int BV, int S>
-__device__ void update_state(const Params& p, unsigned char* smem, const Barriers& bar, long long state0) {
+__device__ void update_state(const Params& p, unsigned char* smem, const Barriers& bar, long long state0, int first,
+                             int end) {
   using L = Layout<K, BV, S>;
   const int lane = threadIdx.x & 31;
   const float* decay = reinterpret_cast<const float*>(smem + L::kDecay);
@@ -444,11 +484,11 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
   void* s_tile = smem + L::kState;
   StateTile<K, BV> S_;
   S_.load(p.h0 ? p.h0 + state0 : nullptr, p.V);
-  S_.store_operand(s_tile);
+  S_.store_operand(s_tile);  // S_0, read only where the segment's output starts at chunk 0
   sm90::fence_proxy_async();
-  sm90::mbar_arrive(bar.s_ready);
+  if (first == 0) sm90::mbar_arrive(bar.s_ready);
 
-  for (int n = 0; n < p.num_chunks; ++n) {  // sass:state.chunk {
+  for (int n = 0; n < end; ++n) {  // sass:state.chunk {
     const int s = n % S;
     sm90::mbar_wait(&bar.full[s], (n / S) & 1);
     sm90::mbar_wait(&bar.prepared[s], (n / S) & 1);
@@ -475,19 +515,22 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
     if (!slow) S_.scale_rows(decay + s * K);  // sass:state.scale {}
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(&bar.empty[s]);
-    if (n + 1 < p.num_chunks) {  // sass:state.store {
-      sm90::mbar_wait(bar.s_free, n & 1);  // the output warpgroup has read S_n
+    if (n + 1 >= first && n + 1 < end) {  // sass:state.store {
+      // S_m is the output's (m - first)-th: wait until it has read the one before.
+      if (n >= first) sm90::mbar_wait(bar.s_free, (n - first) & 1);
       S_.store_operand(s_tile);
       sm90::fence_proxy_async();
       sm90::mbar_arrive(bar.s_ready);
     }  // } sass:state.store
   }  // } sass:state.chunk
-  if (p.hT) S_.store(p.hT + state0, p.V);
+  if (p.hT && end == p.num_chunks) S_.store(p.hT + state0, p.V);
 }
 
 // ---- output ---------------------------------------------------------------------------------
+// Outputs chunks [first, end); releases (and refills) the stages of the state-only ones before.
 template <int K, int BV, int S>
-__device__ void emit_output(const Params& p, unsigned char* smem, const Barriers& bar, int b, int h, int v0) {
+__device__ void emit_output(const Params& p, unsigned char* smem, const Barriers& bar, int b, int h, int v0, int first,
+                            int end) {
   using L = Layout<K, BV, S>;
   const int t = threadIdx.x - 384, lane = t & 31;
   const int row = 16 * (t >> 5) + (lane >> 2);  // first of this thread's two rows (+8)
@@ -500,9 +543,21 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     sm90::tma_prefetch_map(&p.k_map);
     sm90::tma_prefetch_map(&p.v_map);
     sm90::tma_prefetch_map(&p.g_map);
-    for (int n = 0; n < S && n < p.num_chunks; ++n) load_chunk<K, BV, S>(p, smem, bar, n, b, h, v0);
+    for (int n = 0; n < S && n < end; ++n) load_chunk<K, BV, S>(p, smem, bar, n, first, b, h, v0);
   }
-  for (int n = 0; n < p.num_chunks; ++n) {  // sass:output.chunk {
+  for (int n = 0; n < first; ++n) {  // sass:output.prefix {
+    // State-only chunk: nothing to compute. Waiting for its load keeps this warpgroup's empty
+    // arrivals in the stage's phase order.
+    const int s = n % S;
+    sm90::mbar_wait(&bar.full[s], (n / S) & 1);
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(&bar.empty[s]);
+    if (t == 0 && n + S < end) {
+      sm90::mbar_wait(&bar.empty[s], (n / S) & 1);
+      load_chunk<K, BV, S>(p, smem, bar, n + S, first, b, h, v0);
+    }
+  }  // } sass:output.prefix
+  for (int n = first; n < end; ++n) {  // sass:output.chunk {
     const int s = n % S;
     sm90::mbar_wait(&bar.full[s], (n / S) & 1);
     sm90::mbar_wait(&bar.prepared[s], (n / S) & 1);
@@ -553,7 +608,7 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     // o = q~ S_n (S_n MN-major: 64-column atoms of K rows), then o += A v (v MN-major, atoms
     // 8 KB apart): two groups, so S_n is released as soon as the first completes.
     float o[BV / 2];
-    sm90::mbar_wait(bar.s_ready, n & 1);
+    sm90::mbar_wait(bar.s_ready, (n - first) & 1);
     sm90::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk)
@@ -578,9 +633,9 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     sm90::fence_regs(o);
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(&bar.empty[s]);
-    if (t == 0 && n + S < p.num_chunks) {
+    if (t == 0 && n + S < end) {
       sm90::mbar_wait(&bar.empty[s], (n / S) & 1);  // the state warpgroup is done with it too
-      load_chunk<K, BV, S>(p, smem, bar, n + S, b, h, v0);
+      load_chunk<K, BV, S>(p, smem, bar, n + S, first, b, h, v0);
     }
 
     // o * scale as bf16 into the staging tile (the previous chunk's store has read it), then
@@ -613,8 +668,16 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   unsigned char* smem = smem_raw + ((1024 - (ptx::smem_addr(smem_raw) & 1023)) & 1023);
   std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(smem + L::kBars);
   const Barriers bar{bars, bars + S, bars + 2 * S, bars + 3 * S, bars + 3 * S + 1};
-  const int vb = blockIdx.x % p.v_blocks, bh = blockIdx.x / p.v_blocks;
+  const int seg = blockIdx.x % p.segments, unit = blockIdx.x / p.segments;
+  const int vb = unit % p.v_blocks, bh = unit / p.v_blocks;
   const int h = bh % p.H, b = bh / p.H, v0 = vb * BV;
+  // The segment's bounds by constant indices (a select per segment), so that they stay on the
+  // uniform datapath: a runtime-indexed parameter load puts every loop counter derived from them
+  // in per-thread registers (measured in the SASS mix: about 50 more ALU instructions per chunk).
+  int first = 0, end = p.num_chunks;
+#pragma unroll
+  for (int i = 0; i < gla::PingpongFusedSegments::kMax; ++i)
+    if (i == seg) first = p.bounds[i], end = p.bounds[i + 1];
   // The warpgroup index, broadcast so the compiler knows each role's branch is warp-uniform.
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
 
@@ -635,13 +698,13 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   using R = gla::PingpongFusedLayout;
   if (wg < 2) {
     sm90::setmaxnreg_dec<R::kGatingRegs>();
-    gate<K, BV, S>(p, smem, bar);
+    gate<K, BV, S>(p, smem, bar, first, end);
   } else if (wg == 2) {
     sm90::setmaxnreg_inc<R::kStateRegs>();
-    update_state<K, BV, S>(p, smem, bar, ((long long)b * p.H + h) * K * p.V + v0);
+    update_state<K, BV, S>(p, smem, bar, ((long long)b * p.H + h) * K * p.V + v0, first, end);
   } else {
     sm90::setmaxnreg_dec<R::kOutputRegs>();
-    emit_output<K, BV, S>(p, smem, bar, b, h, v0);
+    emit_output<K, BV, S>(p, smem, bar, b, h, v0, first, end);
   }
 }
 

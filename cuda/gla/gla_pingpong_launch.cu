@@ -1,6 +1,8 @@
 // Tensor maps and launches of the pingpong gla kernel (gla_pingpong_kernel.cuh). The TMA
 // descriptors are encoded on the host with cuTensorMapEncodeTiled, reached through the
 // runtime's driver entry point (no link against libcuda).
+#include <algorithm>
+
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -108,8 +110,9 @@ cudaError_t fill_params(pp::Params& kp, const Problem& p, int chunks_per_cta) {
 // (gla_pingpong_fused.cuh).
 namespace pf = gla_pingpong_fused;
 
+// segments: CTAs per (b, h, v-block) along T (0: gla::PingpongFusedSegments::count_for).
 template <int K, int BV>
-cudaError_t launch_fused(const Problem& p, cudaStream_t stream) {
+cudaError_t launch_fused(const Problem& p, int sms, cudaStream_t stream) {
   constexpr int S = gla::PingpongFusedLayout::max_stages(K, BV);
   using L = pf::Layout<K, BV, S>;
   constexpr int smem = L::kBytes;
@@ -132,8 +135,14 @@ cudaError_t launch_fused(const Problem& p, cudaStream_t stream) {
   kp.v_blocks = p.V / BV;
   kp.num_chunks = (p.T + pf::kChunk - 1) / pf::kChunk;
   kp.scale = p.scale;
-  const long long ctas = (long long)p.B * p.H * kp.v_blocks;
-  kernel<<<dim3(static_cast<unsigned>(ctas)), pf::kThreads, smem, stream>>>(kp);
+  using Segments = gla::PingpongFusedSegments;
+  const long long walks = (long long)p.B * p.H * kp.v_blocks;
+  const int count = p.segments > 0 ? std::min(p.segments, kp.num_chunks)
+                                   : Segments::count_for(walks, sms, kp.num_chunks);
+  const Segments split = Segments::split(kp.num_chunks, count);
+  kp.segments = split.count;
+  for (int i = 0; i <= Segments::kMax; ++i) kp.bounds[i] = split.bounds[i];
+  kernel<<<dim3(static_cast<unsigned>(walks * split.count)), pf::kThreads, smem, stream>>>(kp);
   return cudaGetLastError();
 }
 
@@ -162,14 +171,11 @@ cudaError_t launch(const Problem& p, int chunks_per_cta, cudaStream_t stream) {
 }  // namespace
 
 int pingpong_fused(const Problem& p, CUstream_st* stream) {
-  int bv = p.block_v;
-  if (bv == 0) {
-    int sms = 0;
-    if (cudaError_t e = device_sms(&sms); e != cudaSuccess) return e;
-    bv = gla::pingpong_fused_block_v(p.V, (long long)p.B * p.H, sms);
-  }
-  if (p.K == 64) return bv == 128 ? launch_fused<64, 128>(p, stream) : launch_fused<64, 64>(p, stream);
-  return bv == 128 ? launch_fused<128, 128>(p, stream) : launch_fused<128, 64>(p, stream);
+  int sms = 0;
+  if (cudaError_t e = device_sms(&sms); e != cudaSuccess) return e;
+  const int bv = p.block_v ? p.block_v : gla::pingpong_fused_block_v(p.V, (long long)p.B * p.H, sms);
+  if (p.K == 64) return bv == 128 ? launch_fused<64, 128>(p, sms, stream) : launch_fused<64, 64>(p, sms, stream);
+  return bv == 128 ? launch_fused<128, 128>(p, sms, stream) : launch_fused<128, 64>(p, sms, stream);
 }
 
 int pingpong_materialized(const Problem& p, int chunks_per_cta, CUstream_st* stream) {

@@ -79,6 +79,52 @@ constexpr int pingpong_fused_block_v(int V, long long heads, int sms) {
   return 128;
 }
 
+// Pingpong, fused carry: sequence segments. Where the (b, h, v-block) CTAs are too few to fill
+// the GPU, each walk is split along T over `count` CTAs. Segment i outputs chunks
+// [bounds[i], bounds[i + 1]); before them it walks chunks [0, bounds[i]) state-only (no q, no
+// output GEMMs, no stores: the gated keys and the state update), from h0, so that no CTA waits on
+// another. The gating chain binds a chunk's time; a state-only chunk's chain costs about
+// kStateOnlyCost of a full one (the model's ratio from the kernel's SASS: the gating regions
+// @prefix beside the state wgmma against gating.chunk + gating.fast beside all four GEMMs;
+// 0.58 at K = 128, block_v = 64, 0.56-0.61 over the four tilings). Segments are sized so that every CTA
+// walks the same cost: with r that ratio, segment i owns a share of the chunks proportional to
+// (1 - r)^i (the last segment's state-only prefix is the longest).
+struct PingpongFusedSegments {
+  static constexpr int kMax = 8;
+  static constexpr int kMinChunks = 4;  // chunks per segment, on average, at least
+  static constexpr double kStateOnlyCost = 0.58;
+  int count = 1;
+  int bounds[kMax + 1] = {};  // bounds[0] = 0, bounds[count] = the chunk count
+
+  // As many segments as fit the SMs beside the other CTAs (one wave), at most kMax, none
+  // shorter than kMinChunks on average.
+  static constexpr int count_for(long long ctas, int sms, int chunks) {
+    if (ctas <= 0 || sms <= 0) return 1;
+    long long n = sms / ctas;
+    if (n > chunks / kMinChunks) n = chunks / kMinChunks;
+    if (n > kMax) n = kMax;
+    return n < 1 ? 1 : int(n);
+  }
+  // `count` segments over `chunks` chunks (count at most chunks), balanced for ratio r.
+  static constexpr PingpongFusedSegments split(int chunks, int count, double r = kStateOnlyCost) {
+    PingpongFusedSegments s;
+    s.count = count;
+    const double q = 1.0 - r;
+    double qn = 1.0;  // q^count
+    for (int i = 0; i < count; ++i) qn *= q;
+    double qi = 1.0;
+    for (int i = 1; i < count; ++i) {
+      qi *= q;
+      int b = int(chunks * (1.0 - qi) / (1.0 - qn) + 0.5);
+      if (b < s.bounds[i - 1] + 1) b = s.bounds[i - 1] + 1;  // every segment owns a chunk
+      if (b > chunks - (count - i)) b = chunks - (count - i);
+      s.bounds[i] = b;
+    }
+    s.bounds[count] = chunks;
+    return s;
+  }
+};
+
 struct Tiling {
   Schedule schedule;
   StateCarry carry;

@@ -20,6 +20,13 @@
 // charged to the FMA/ALU pipes as 32 lanes per instruction (the issue slots). Each mbarrier wait
 // on another role adds the profile's sync latency.
 //
+// Few heads: each walk is split along T into segments (gla::PingpongFusedSegments, the
+// launcher's rule); a later segment walks the chunks before its own state-only (gating: the
+// keys only, region gating.*@prefix; state: the same update; output: releases the stage; no q
+// loaded). The model runs the last segment, whose state-only prefix is the longest (the split
+// balances the segments by the kernel's ratio of a state-only to a full chunk); every CTA is
+// charged its loads, which overstates the bytes of the earlier segments' CTAs.
+//
 // The kernel takes the anchored path in a chunk whose gates decay a channel by more than 2^-96;
 // the model charges the single-anchor path, which the usual gates (logsigmoid/16: about 2^-5 per
 // chunk) always take.
@@ -28,7 +35,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <tuple>
 
 #include "cuda/gla/gla_tiling.hpp"
 #include "sim/models/generated/gla_pingpong_fused_sass.hpp"
@@ -53,6 +62,26 @@ Step mbarrier_handoff(const HardwareProfile& hw) {
   return delay(hw.sync_latency_cycles * hw.cycle_ns(), "mbarrier hand-off");
 }
 
+// Steps run only for chunk indices in [from, to).
+Step only(Step s, int from, int to) {
+  s.from = from;
+  s.to = to;
+  return s;
+}
+std::vector<Step> only(std::vector<Step> steps, int from, int to) {
+  for (Step& s : steps) s = only(std::move(s), from, to);
+  return steps;
+}
+
+// A gating chain of c0 cycles whose shared loads take c1 - c0 more while the other roles'
+// wgmmas stream their operands (lds_latency_beside_wgmma_cycles, measured), for the wgmmas'
+// share f of the chunk: f = tensor cycles per chunk / chunk time, and where the gating sets the
+// pace the chunk time is the chain itself: c = c0 + (tensor / c) (c1 - c0), solved for c.
+double loaded_chain(const SassCounts& gating, double tensor_cycles) {
+  const double c0 = gating.cycles, slowdown = std::max(0.0, gating.cycles_loaded - gating.cycles);
+  return 0.5 * (c0 + std::sqrt(c0 * c0 + 4.0 * tensor_cycles * slowdown));
+}
+
 }  // namespace
 
 KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpongFusedShape& d) {
@@ -61,28 +90,46 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
   const gla::PingpongFusedLayout layout{int(d.K), t.block_v, t.stages};
   const double C = t.chunk, K = double(d.K), bv = t.block_v;
   const std::int64_t v_blocks = d.V / t.block_v;
+  const int chunks = int((d.T + t.chunk - 1) / t.chunk);
+  using Segments = gla::PingpongFusedSegments;
+  const std::int64_t walks = d.B * d.H * v_blocks;
+  const Segments split = Segments::split(chunks, Segments::count_for(walks, int(hw.sm_count), chunks));
+  const int P = split.bounds[split.count - 1];  // the simulated (last) segment's state-only chunks
 
   KernelSpec k;
-  k.name = "gla_pingpong_fused";
-  k.ctas = d.B * d.H * v_blocks;
+  k.name = split.count > 1 ? fmt::format("gla_pingpong_fused ({} segments)", split.count) : "gla_pingpong_fused";
+  k.ctas = walks * split.count;
   k.threads_per_cta = t.threads();
   // setmaxnreg hands the producer's registers to the other three: the whole register file.
   k.regs_per_cta = regs_for_warps(kGatingWarps, gla::PingpongFusedLayout::kGatingRegs) +
                    regs_for_warps(4, gla::PingpongFusedLayout::kStateRegs) +
                    regs_for_warps(4, gla::PingpongFusedLayout::kOutputRegs);
   k.smem_bytes = layout.bytes();
-  k.tiles = int((d.T + t.chunk - 1) / t.chunk);
+  k.tiles = chunks;
   k.barriers = {{"full", 4},   {"prepared", 1}, {"empty", 2},     {"S ready", 1},
                 {"S free", 1}, {"gating exp2", 1}, {"gating smem", 1}, {"gating issue", 1}};
 
-  // The TMA loads of the chunk at `offset` (issued by one output thread). q, k, g of a head are
-  // read by each of its v_blocks CTAs, which run together: one HBM read.
+  // The TMA loads of the chunk at `offset` (issued by one output thread; no q for a state-only
+  // chunk). q, k, g of a head are read by each of its v_blocks CTAs, which run together: one
+  // HBM read. The simulated CTA walks the longest state-only prefix; the other segments' are
+  // shorter (segment 0 has none): its prefix loads are charged to HBM at the mean prefix's
+  // share, the rest as L2 traffic, so that the kernel's HBM bytes are the sum over its CTAs.
   const double shared = 1.0 / double(v_blocks);
+  double mean_prefix = 0;
+  for (int i = 0; i < split.count; ++i) mean_prefix += split.bounds[i];
+  mean_prefix /= split.count;
+  const double prefix_share = P > 0 ? mean_prefix / P : 1.0;
   auto loads_of_chunk = [&](int offset) {
     std::vector<Step> out;
-    for (Step s : {load(C * K * 2, shared, CopyEngine::Tma, "load q"), load(C * K * 2, shared, CopyEngine::Tma, "load k"),
-                   load(C * K * 4, shared, CopyEngine::Tma, "load g"), load(C * bv * 2, 1.0, CopyEngine::Tma, "load v")}) {
-      s.kind = StepKind::Issue;
+    std::vector<Step> loads = {only(load(C * K * 2, shared, CopyEngine::Tma, "load q"), P, INT_MAX),
+                               only(arrive(kFull, 0), 0, P)};  // no q: the full barrier counts four
+    for (const auto& [bytes, hbm, label] : {std::tuple{C * K * 2, shared, "load k"},
+                                            std::tuple{C * K * 4, shared, "load g"}, std::tuple{C * bv * 2, 1.0, "load v"}}) {
+      loads.push_back(only(load(bytes, hbm * prefix_share, CopyEngine::Tma, label), 0, P));
+      loads.push_back(only(load(bytes, hbm, CopyEngine::Tma, label), P, INT_MAX));
+    }
+    for (Step& s : loads) {
+      if (s.kind == StepKind::Run) s.kind = StepKind::Issue;
       s.barrier = kFull;
       s.offset = offset;
       out.push_back(std::move(s));
@@ -90,35 +137,39 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
     return out;
   };
 
-  const SassCounts gating = mix(int(d.K), t.block_v, {"gating.chunk", "gating.fast"});
   const double gating_lanes = 32.0 * kGatingWarps;
-  // While the state and output warpgroups' wgmmas stream their shared-memory operands, the gating
-  // warps' shared loads are slower (lds_latency_beside_wgmma_cycles, measured): their chain takes
-  // cycles_loaded instead of cycles for that share f of the chunk. f = tensor time per chunk /
-  // chunk time, and where the gating sets the pace the chunk time is the chain itself:
-  // c = c0 + (tensor / c) (c1 - c0), solved for c.
-  const double tensor_flops = 2 * C * C * K + 2 * C * K * bv + 2 * C * C * bv + 2 * K * C * bv;
-  const double tensor_cycles = tensor_flops / (hw.tensor_bf16_TFLOPs * 1e12 / hw.sm_count * hw.cycle_ns() * 1e-9);
-  const double c0 = gating.cycles, slowdown = std::max(0.0, gating.cycles_loaded - gating.cycles);
-  const double chain = 0.5 * (c0 + std::sqrt(c0 * c0 + 4.0 * tensor_cycles * slowdown));
-  const double loaded_share = std::min(1.0, tensor_cycles / chain);
+  const double flops_per_cycle = hw.tensor_bf16_TFLOPs * 1e12 / hw.sm_count * hw.cycle_ns() * 1e-9;
+  const double state_flops = 2 * K * C * bv;
   Role gate;
   gate.name = "gating";
   gate.warps = kGatingWarps;
-  // The pipes' share of the SM and one warp's in-order latency chain run side by side: the
-  // chunk takes the longer of the two.
-  gate.body = {wait(kFull, 0, "wait chunk"),
-               issue(Unit::Sfu, gating.mufu * gating_lanes, kGateSfu, 0, "exp2"),
-               issue(Unit::Smem, (gating.lds_bytes + gating.sts_bytes) * kGatingWarps, kGateSmem, 0, "operands in place"),
-               issue(Unit::Fma, gating.issue * gating_lanes, kGateIssue, 0, "cumsum, q~ k~, q.k (issue)"),
-               delay(chain * hw.cycle_ns(),
-                     fmt::format("two warps' dependent chains on one scheduler (SASS, in order; shared loads "
-                                 "slowed by the wgmmas {:.0f}% of the chunk)",
-                                 100 * loaded_share)),
-               wait(kGateSfu, 0, "exp2 done"),
-               wait(kGateSmem, 0, "stores done"),
-               wait(kGateIssue, 0, "issued"),
-               arrive(kPrepared, 0)};
+  // One chunk's gating, for chunk indices [from, to): the pipes' share of the SM and one warp's
+  // in-order latency chain run side by side; the chunk takes the longer of the two.
+  auto gating_chunk = [&](const SassCounts& g, double tensor_flops, const char* what, int from, int to) {
+    const double chain = loaded_chain(g, tensor_flops / flops_per_cycle);
+    const double loaded_share = std::min(1.0, tensor_flops / flops_per_cycle / chain);
+    return only(std::vector<Step>{
+                    wait(kFull, 0, "wait chunk"),
+                    issue(Unit::Sfu, g.mufu * gating_lanes, kGateSfu, 0, "exp2"),
+                    issue(Unit::Smem, (g.lds_bytes + g.sts_bytes) * kGatingWarps, kGateSmem, 0, "operands in place"),
+                    issue(Unit::Fma, g.issue * gating_lanes, kGateIssue, 0, fmt::format("{} (issue)", what)),
+                    delay(chain * hw.cycle_ns(),
+                          fmt::format("two warps' dependent chains on one scheduler (SASS, in order; shared loads "
+                                      "slowed by the wgmmas {:.0f}% of the chunk)",
+                                      100 * loaded_share)),
+                    wait(kGateSfu, 0, "exp2 done"),
+                    wait(kGateSmem, 0, "stores done"),
+                    wait(kGateIssue, 0, "issued"),
+                    arrive(kPrepared, 0)},
+                from, to);
+  };
+  // A state-only chunk: only the state update's wgmma streams beside it.
+  gate.body = gating_chunk(mix(int(d.K), t.block_v, {"gating.chunk@prefix", "gating.prefix@prefix"}), state_flops,
+                           "cumsum, k~", 0, P);
+  const double tensor_flops = 2 * C * C * K + 2 * C * K * bv + 2 * C * C * bv + state_flops;
+  for (Step& s : gating_chunk(mix(int(d.K), t.block_v, {"gating.chunk", "gating.fast"}), tensor_flops,
+                              "cumsum, q~ k~, q.k", P, INT_MAX))
+    gate.body.push_back(std::move(s));
 
   const SassCounts scale = mix(int(d.K), t.block_v, {"state.scale"});
   const SassCounts update = mix(int(d.K), t.block_v, {"state.chunk"});
@@ -134,11 +185,14 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
                 mma(2 * K * C * bv, Precision::Bf16, TensorPath::Warpgroup, "S += k~^T v"),
                 run(Unit::Fma, (scale.issue + update.issue) * kLanes, "decay S, issue"),
                 arrive(kEmpty, 0),
-                wait(kSFree, 0, "wait S_n read"),
-                mbarrier_handoff(hw),
-                run(Unit::Fma, publish.issue * kLanes, "S to bf16 (issue)"),
-                run(Unit::Smem, publish.sts_bytes * kWarps, "S_n+1 to shared memory"),
-                arrive(kSReady, 1)};
+                // S_{n+1} for the output's chunks only (n + 1 >= P); no wait before the first.
+                only(wait(kSFree, 0, "wait S_n read"), P, INT_MAX),
+                only(mbarrier_handoff(hw), P, INT_MAX)};
+  for (Step s : {run(Unit::Fma, publish.issue * kLanes, "S to bf16 (issue)"),
+                 run(Unit::Smem, publish.sts_bytes * kWarps, "S_n+1 to shared memory"), arrive(kSReady, 0)}) {
+    s.offset = 1;  // S_{n+1}, none after the last chunk
+    state.body.push_back(only(std::move(s), P, INT_MAX));
+  }
   if (d.hT) state.epilogue.push_back(store(K * bv * 4, CopyEngine::LdSt, "store hT"));
 
   const SassCounts emit = mix(int(d.K), t.block_v, {"output.chunk", "output.fast"});
@@ -153,21 +207,28 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
     const auto more = loads_of_chunk(j);
     out.prologue.insert(out.prologue.end(), more.begin(), more.end());
   }
-  out.body = {wait(kPrepared, 0, "wait gated chunk"),
-              mbarrier_handoff(hw),
-              mma(2 * C * C * K, Precision::Bf16, TensorPath::Warpgroup, "q~ k~^T"),
-              run(Unit::Fma, emit.issue * kLanes, "mask, GEMM issue"),
-              wait(kSReady, 0, "wait S_n"),
-              mbarrier_handoff(hw),
-              mma(2 * C * K * bv, Precision::Bf16, TensorPath::Warpgroup, "q~ S_n"),
-              arrive(kSFree, 0),
-              mma(2 * C * C * bv, Precision::Bf16, TensorPath::Warpgroup, "A v"),
-              arrive(kEmpty, 0),
-              wait(kEmpty, 0, "stage free (state done)")};
+  const SassCounts release = mix(int(d.K), t.block_v, {"output.prefix"});
+  // A state-only chunk: wait for its load, release the stage.
+  out.body = only(std::vector<Step>{wait(kFull, 0, "wait chunk"),
+                                    run(Unit::Fma, release.issue * kLanes, "release (issue)"), arrive(kEmpty, 0)},
+                  0, P);
+  for (Step& s : only(std::vector<Step>{wait(kPrepared, 0, "wait gated chunk"),
+                                        mbarrier_handoff(hw),
+                                        mma(2 * C * C * K, Precision::Bf16, TensorPath::Warpgroup, "q~ k~^T"),
+                                        run(Unit::Fma, emit.issue * kLanes, "mask, GEMM issue"),
+                                        wait(kSReady, 0, "wait S_n"),
+                                        mbarrier_handoff(hw),
+                                        mma(2 * C * K * bv, Precision::Bf16, TensorPath::Warpgroup, "q~ S_n"),
+                                        arrive(kSFree, 0),
+                                        mma(2 * C * C * bv, Precision::Bf16, TensorPath::Warpgroup, "A v"),
+                                        arrive(kEmpty, 0)},
+                      P, INT_MAX))
+    out.body.push_back(std::move(s));
+  out.body.push_back(wait(kEmpty, 0, "stage free (state done)"));
   for (Step& s : loads_of_chunk(t.stages)) out.body.push_back(std::move(s));
   for (Step s : {run(Unit::Fma, staging.issue * kLanes, "o to bf16 (issue)"),
-              run(Unit::Smem, staging.sts_bytes * kWarps, "o staging"), store_o})
-    out.body.push_back(std::move(s));
+                 run(Unit::Smem, staging.sts_bytes * kWarps, "o staging"), store_o})
+    out.body.push_back(only(std::move(s), P, INT_MAX));
 
   k.roles = {std::move(gate), std::move(state), std::move(out)};
   return k;

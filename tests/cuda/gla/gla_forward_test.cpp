@@ -83,18 +83,23 @@ TEST_P(GlaForwardGpu, MatchesOracle) {
   // Launch forms the library picks by shape and GPU, forced here in turn through the launch
   // options (the test shapes are small, so the shape alone would pick one): the pingpong
   // materialized carry's one or two work units per CTA, the pingpong fused carry's 64 or 128
-  // V columns per CTA.
+  // V columns per CTA, each walk whole or split along T into three segments (the later ones
+  // walking the earlier chunks state-only).
   std::vector<GlaLaunchOptions> forms = {{}};
   if (variant.schedule == gla::Schedule::Pingpong && variant.carry == gla::StateCarry::Materialized)
     forms = {{.pingpong_units_per_cta = 1}, {.pingpong_units_per_cta = 2}};
   if (variant.schedule == gla::Schedule::Pingpong && variant.carry == gla::StateCarry::Fused) {
-    forms = {{.pingpong_block_v = 64}};
-    if (shape.V % 128 == 0) forms.push_back({.pingpong_block_v = 128});
+    forms.clear();
+    for (int bv : {64, 128})
+      for (int segments : {1, 3})
+        if (shape.V % bv == 0) forms.push_back({.pingpong_block_v = bv, .pingpong_segments = segments});
   }
   for (const GlaLaunchOptions& options : forms) {
     std::string form;
     if (options.pingpong_units_per_cta) form = " units_per_cta=" + std::to_string(options.pingpong_units_per_cta);
-    if (options.pingpong_block_v) form = " block_v=" + std::to_string(options.pingpong_block_v);
+    if (options.pingpong_block_v)
+      form = " block_v=" + std::to_string(options.pingpong_block_v) +
+             " segments=" + std::to_string(options.pingpong_segments);
     poison(result["o"]);
     o.upload(result["o"]);
     if (shape.want_hT) {
@@ -137,6 +142,7 @@ TEST(GlaForwardContract, RefusesUnsupportedShapesClearly) {
   EXPECT_THROW(parse_gla_variant("warp_speed"), Error);
   EXPECT_THROW(gla_forward(default_gla_variant(s), GlaDeviceArgs{}, s, nullptr, {.pingpong_units_per_cta = 3}), Error);
   EXPECT_THROW(gla_forward(default_gla_variant(s), GlaDeviceArgs{}, s, nullptr, {.pingpong_block_v = 128}), Error);
+  EXPECT_THROW(gla_forward(default_gla_variant(s), GlaDeviceArgs{}, s, nullptr, {.pingpong_segments = 9}), Error);
   for (const GlaVariant& v : all_gla_variants()) EXPECT_EQ(parse_gla_variant(gla_variant_name(v)), v);
 }
 
