@@ -54,6 +54,8 @@ struct HardwareProfile {
   bool has_wgmma() const { return compute_capability >= 90; }  // also TMA, clusters, setmaxnreg
   bool has_clusters() const { return compute_capability >= 90; }
   double cycle_ns() const { return 1e3 / clock_MHz; }
+  // Dense bf16 tensor-core FLOPs one SM completes per clock at the profile's rate.
+  double bf16_flops_per_sm_clk() const { return tensor_bf16_TFLOPs * 1e6 / (sm_count * clock_MHz); }
   nlohmann::json to_json() const;
 };
 

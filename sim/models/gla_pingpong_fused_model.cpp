@@ -138,7 +138,7 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpon
   };
 
   const double gating_lanes = 32.0 * kGatingWarps;
-  const double flops_per_cycle = hw.tensor_bf16_TFLOPs * 1e12 / hw.sm_count * hw.cycle_ns() * 1e-9;
+  const double flops_per_cycle = hw.bf16_flops_per_sm_clk();
   const double state_flops = 2 * K * C * bv;
   Role gate;
   gate.name = "gating";
