@@ -194,7 +194,9 @@ void dualgemm_section(Doc& d) {
     d.hypothesis("Smaller tiles fill more SMs", "dualgemm", base, "tile64x128_stages4_ws", "", shape_for(mnk));
     d.hypothesis("Smallest tiles", "dualgemm", base, "tile64x64_stages4_ws", "", shape_for(mnk));
     d.hypothesis("Fewer stages", "dualgemm", base, "tile128x128_stages2_ws", "", shape_for(mnk));
-    d.hypothesis("More stages", "dualgemm", base, "tile128x128_stages6_ws", "", shape_for(mnk));
+    d.hypothesis("One stage (no load/MMA overlap)", "dualgemm", base, "tile128x128_stages1_ws", "", shape_for(mnk));
+    d.hypothesis("More stages (128x64 tiles: 4 to 6)", "dualgemm", "tile128x64_stages4_ws", "tile128x64_stages6_ws", "",
+                 shape_for(mnk));
     d.hypothesis("Warp specialization (baseline) over one warpgroup doing TMA and MMA", "dualgemm",
                  "tile128x128_stages4_nows", base, "", shape_for(mnk));
     d.hypothesis("TMA-store epilogue", "dualgemm", base, "tile128x128_stages4_ws_tmastore", "", shape_for(mnk));

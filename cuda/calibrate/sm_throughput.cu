@@ -26,7 +26,7 @@
 
 #include "calibrate/clock_runs.hpp"
 #include "calibrate/sm_throughput.hpp"
-#include "gla/gla_sm90.cuh"
+#include "common/sm90_ptx.cuh"
 #include "runtime/device_buffer.hpp"
 
 namespace overlap::gpu {

@@ -25,15 +25,25 @@ struct Tiling {
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
   int stages;
-  bool warp_specialized;  // producer warp + 2 consumer warpgroups, vs one warpgroup that
-                          // issues TMA and MMA in turn
+  bool warp_specialized;  // a TMA producer warpgroup + 2 consumer warpgroups, persistent over
+                          // tiles, vs the 2 warpgroups alone, one thread issuing TMA between its MMAs
   bool tma_store;         // epilogue staged in shared memory and written by TMA, asynchronously
-  int max_regs_per_thread;
 
-  constexpr int consumer_warps() const { return 8; }
+  static constexpr int consumer_warps() { return 8; }
+  // The producer is a whole warpgroup (one thread issues the loads) so that setmaxnreg, which
+  // acts per warpgroup, can move its registers to the consumers (CUTLASS's split).
+  constexpr int threads() const { return 32 * (consumer_warps() + (warp_specialized ? 4 : 0)); }
+  // Registers per consumer thread. One CTA per SM; each of the 4 SM sub-partitions holds 16384
+  // registers for its share of the warps. Warp-specialized: setmaxnreg gives the producer
+  // warps 40 and the consumers 232 (1 x 40 + 2 x 232 warps' worth fit a sub-partition). Not
+  // warp-specialized: 2 consumer warps per sub-partition, at most 255 each.
+  static constexpr int kProducerRegs = 40;
+  constexpr int max_regs_per_thread() const { return warp_specialized ? 232 : 255; }
+  // The consumer warpgroups split the tile: by rows when it has 128 (each 64 x tile_n), else by
+  // columns (each 64 x tile_n/2). A warpgroup's wgmma is 64 x warpgroup_n.
+  constexpr int warpgroup_n() const { return tile_m == 128 ? tile_n : tile_n / 2; }
   // Two fp32 accumulators (A B1^T and A B2^T) live in the consumer warps' registers.
   constexpr int accumulator_regs_per_thread() const { return 2 * tile_m * tile_n / (32 * consumer_warps()); }
-  constexpr int threads() const { return 32 * (consumer_warps() + (warp_specialized ? 1 : 0)); }
   // Ring of A, B1, B2 stages, plus the C tile staged for a TMA store (fp16).
   constexpr long smem_bytes(OperandFormat f) const {
     const double per_row = tile_k_for(f) * operand_bytes_per_element(f);
@@ -42,21 +52,31 @@ struct Tiling {
   }
 };
 
-// Every variant, baseline first (tile128x128_stages4_ws).
-inline constexpr std::array<Tiling, 12> kTilings = {{
-    {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false, 232},
-    {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false, 232},
-    {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false, 168},
-    {"tile64x64_stages4_ws", "tile size vs SM count", 64, 64, 4, true, false, 168},
-    {"tile128x128_stages2_ws", "pipeline stages", 128, 128, 2, true, false, 232},
-    {"tile128x128_stages3_ws", "pipeline stages", 128, 128, 3, true, false, 232},
-    {"tile128x128_stages5_ws", "pipeline stages", 128, 128, 5, true, false, 232},
-    {"tile128x128_stages6_ws", "pipeline stages", 128, 128, 6, true, false, 232},
-    {"tile128x128_stages4_nows", "warp specialization", 128, 128, 4, false, false, 232},
-    {"tile128x128_stages4_ws_tmastore", "TMA-store epilogue", 128, 128, 4, true, true, 232},
-    {"tile64x128_stages4_ws_tmastore", "TMA-store epilogue", 64, 128, 4, true, true, 168},
+// Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
+// well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
+// sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
+inline constexpr std::array<Tiling, 20> kTilings = {{
+    {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
+    {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
+    {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
+    {"tile64x64_stages4_ws", "tile size vs SM count", 64, 64, 4, true, false},
+    {"tile128x128_stages1_ws", "pipeline stages", 128, 128, 1, true, false},
+    {"tile128x128_stages2_ws", "pipeline stages", 128, 128, 2, true, false},
+    {"tile128x128_stages3_ws", "pipeline stages", 128, 128, 3, true, false},
+    {"tile128x64_stages1_ws", "pipeline stages", 128, 64, 1, true, false},
+    {"tile128x64_stages2_ws", "pipeline stages", 128, 64, 2, true, false},
+    {"tile128x64_stages3_ws", "pipeline stages", 128, 64, 3, true, false},
+    {"tile128x64_stages5_ws", "pipeline stages", 128, 64, 5, true, false},
+    {"tile128x64_stages6_ws", "pipeline stages", 128, 64, 6, true, false},
+    {"tile128x128_stages4_nows", "warp specialization", 128, 128, 4, false, false},
+    {"tile128x64_stages4_nows", "warp specialization", 128, 64, 4, false, false},
+    {"tile128x128_stages4_ws_tmastore", "TMA-store epilogue", 128, 128, 4, true, true},
+    {"tile128x64_stages4_ws_tmastore", "TMA-store epilogue", 128, 64, 4, true, true},
+    {"tile64x128_stages4_ws_tmastore", "TMA-store epilogue", 64, 128, 4, true, true},
+    {"tile128x128_stages4_nows_tmastore", "TMA-store epilogue", 128, 128, 4, false, true},
+    {"tile128x64_stages4_nows_tmastore", "TMA-store epilogue", 128, 64, 4, false, true},
     // Fits every GPU here (48 KiB of shared memory in bf16): the pre-Hopper reference point.
-    {"tile64x64_stages2_nows", "small tiles without TMA/wgmma (T4, A100)", 64, 64, 2, false, false, 168},
+    {"tile64x64_stages2_nows", "small tiles (fits T4, A100)", 64, 64, 2, false, false},
 }};
 
 }  // namespace overlap::dualgemm

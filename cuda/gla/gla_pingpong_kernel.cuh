@@ -41,7 +41,7 @@
 #include <cuda_bf16.h>
 
 #include "common/ptx_sm80.cuh"
-#include "gla/gla_sm90.cuh"
+#include "common/sm90_ptx.cuh"
 #include "gla/gla_tiling.hpp"
 
 namespace overlap::cuda::gla_pingpong {

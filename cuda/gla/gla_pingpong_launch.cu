@@ -1,12 +1,11 @@
-// Tensor maps and launches of the pingpong gla kernel (gla_pingpong_kernel.cuh). The TMA
-// descriptors are encoded on the host with cuTensorMapEncodeTiled, reached through the
-// runtime's driver entry point (no link against libcuda).
+// Tensor maps and launches of the pingpong gla kernels (gla_pingpong_kernel.cuh,
+// gla_pingpong_fused.cuh); the TMA descriptors come from common/tensor_map.hpp.
 #include <algorithm>
 
 #include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
+#include "common/tensor_map.hpp"
 #include "gla/gla_launch.hpp"
 #include "gla/gla_pingpong_fused.cuh"
 #include "gla/gla_pingpong_kernel.cuh"
@@ -17,39 +16,13 @@ namespace {
 namespace pp = gla_pingpong;
 using pp::Pass;
 
-PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      f = nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-  }();
-  return fn;
-}
-
-// A 4-d tiled map, dims innermost first, strides in bytes of dims 1..3 (128-byte swizzle unless
-// `swizzle` says otherwise).
-cudaError_t make_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, const cuuint64_t (&dims)[4],
-                     const cuuint64_t (&strides)[3], const cuuint32_t (&box)[4],
-                     CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
-  auto encode = encode_fn();
-  if (!encode) return cudaErrorNotSupported;
-  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
-  const CUresult r = encode(map, type, 4, const_cast<void*>(base), dims, strides, box, elem_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
-}
-
 // [B,T,H,D] tensor of `elem`-byte elements as {D, T, H, B}, box {box_d, 64, 1, 1}.
 cudaError_t make_bthd_map(CUtensorMap* map, CUtensorMapDataType type, int elem, const void* base, int B, int T,
                           int H, int D, int box_d, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
   const cuuint64_t dims[4] = {cuuint64_t(D), cuuint64_t(T), cuuint64_t(H), cuuint64_t(B)};
   const cuuint64_t strides[3] = {cuuint64_t(H) * D * elem, cuuint64_t(D) * elem, cuuint64_t(T) * H * D * elem};
   const cuuint32_t box[4] = {cuuint32_t(box_d), cuuint32_t(pp::kChunk), 1, 1};
-  return make_map(map, type, base, dims, strides, box, swizzle);
+  return make_tensor_map_4d(map, type, base, dims, strides, box, swizzle);
 }
 
 // The SM count of the current device (the fused carry splits V when heads are few).
@@ -88,7 +61,7 @@ cudaError_t fill_params(pp::Params& kp, const Problem& p, int chunks_per_cta) {
     const cuuint64_t strides[3] = {cuuint64_t(p.V) * 2, cuuint64_t(K) * p.V * 2,
                                    cuuint64_t(kp.num_chunks) * K * p.V * 2};
     const cuuint32_t box[4] = {64, cuuint32_t(K), 1, 1};
-    e = make_map(&kp.s_map, bf, p.states, dims, strides, box);
+    e = make_tensor_map_4d(&kp.s_map, bf, p.states, dims, strides, box);
   }
   kp.h0 = P == Pass::Outputs ? nullptr : p.h0;
   kp.hT = P == Pass::Outputs ? nullptr : p.hT;

@@ -1,6 +1,6 @@
 #pragma once
 // wgmma m64 x N x k16 (bf16 operands, fp32 accumulators, N in {64, 128}) through CuTe's
-// instruction wrappers, called with raw shared-memory descriptors (gla_sm90.cuh's sw128_desc)
+// instruction wrappers, called with raw shared-memory descriptors (common/sm90_ptx.cuh's sw128_desc)
 // and plain accumulator arrays, so a kernel reads as "D += A B" with its operand majors.
 #include <cstddef>
 #include <cstdint>

@@ -60,5 +60,6 @@ const std::vector<GpuVariant>& gpu_variants();
 std::vector<GpuVariant> gla_gpu_variants();
 std::vector<GpuVariant> linrnn_gpu_variants();
 std::vector<GpuVariant> projchain_gpu_variants();
+std::vector<GpuVariant> dualgemm_gpu_variants();
 
 }  // namespace overlap::gpu

@@ -37,7 +37,7 @@ GemmSpec spec(const dualgemm::Tiling& t, const ShapeArgs& s) {
   g.warp_specialized = t.warp_specialized;
   g.persistent = t.warp_specialized;  // the warp-specialized kernels are persistent (CUTLASS sm90)
   g.tma_store = t.tma_store;
-  g.max_regs_per_thread = t.max_regs_per_thread;
+  g.max_regs_per_thread = t.max_regs_per_thread();
   // silu(x1) * x2 per element: exp and reciprocal on the SFU, a few FMAs, two accumulators.
   g.epilogue_fma_per_element = 5;
   g.epilogue_sfu_per_element = 2;
@@ -51,9 +51,9 @@ std::string cannot_run(const dualgemm::Tiling& t, const HardwareProfile& hw, con
   if (f == OperandFormat::Nvfp4 && hw.compute_capability < 100)
     return fmt::format("NVFP4 is a Blackwell (sm_100) format; {} is sm_{} (use fmt=0 bf16 or fmt=1 fp8)", hw.name,
                        int(hw.compute_capability));
-  if (t.accumulator_regs_per_thread() + 32 > t.max_regs_per_thread)
+  if (t.accumulator_regs_per_thread() + 32 > t.max_regs_per_thread())
     return fmt::format("{}: two {}x{} fp32 accumulators need {} registers per thread, budget {}", t.name, t.tile_m,
-                       t.tile_n, t.accumulator_regs_per_thread(), t.max_regs_per_thread);
+                       t.tile_n, t.accumulator_regs_per_thread(), t.max_regs_per_thread());
   return gemm_cannot_run(hw, spec(t, s));
 }
 
@@ -67,7 +67,7 @@ std::vector<VariantModel> dualgemm_variant_models() {
     m.name = t.name;
     m.description = fmt::format("{}x{} tiles, {} stages, {}{} ({})", t.tile_m, t.tile_n, t.stages,
                                 t.warp_specialized ? "TMA producer warp + 2 consumer warpgroups, persistent"
-                                                   : "one warpgroup issues TMA and MMA in turn",
+                                                   : "2 warpgroups, one thread issues TMA between its MMAs",
                                 t.tma_store ? ", TMA-store epilogue" : "", t.hypothesis);
     m.cannot_run = [&t](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(t, hw, s); };
     m.build = [&t](const HardwareProfile& hw, const ShapeArgs& s) {

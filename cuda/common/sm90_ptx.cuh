@@ -1,7 +1,7 @@
 #pragma once
-// Hopper (sm_90a) building blocks of the gla pingpong kernel, as thin PTX wrappers: mbarriers,
-// TMA tile loads (cp.async.bulk.tensor), wgmma with its shared-memory matrix descriptors,
-// named barriers, proxy fences and setmaxnreg. Written from the PTX ISA; the descriptor
+// Hopper (sm_90a) building blocks of the TMA/wgmma kernels (gla pingpong, dualgemm), as thin
+// PTX wrappers: mbarriers, TMA tile loads and stores (cp.async.bulk.tensor), wgmma with its
+// shared-memory matrix descriptors, named barriers, proxy fences and setmaxnreg. Written from the PTX ISA; the descriptor
 // fields follow the canonical GMMA layouts (as CuTe's make_gmma_desc spells them).
 #include <cstdint>
 #include <cuda.h>

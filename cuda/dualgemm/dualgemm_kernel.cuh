@@ -1,0 +1,300 @@
+#pragma once
+// The dualgemm kernel family for sm_90a: C = silu(A B1^T) * (A B2^T), fp16 out, fp32
+// accumulation, bf16 or fp8 e4m3 operands (fp8 with per-row scales applied in the epilogue).
+// One template, parameterized by a Tiling of dualgemm_tiling.hpp:
+//
+//   ring      `Stages` stages of {A tile, B1 tile, B2 tile}, each 128 bytes of K per row
+//             (64 bf16 / 128 fp8), loaded by TMA with the 128-byte swizzle that wgmma reads;
+//             full[s] completes on the TMA's bytes, empty[s] when both consumer warpgroups'
+//             wgmmas have read the stage.
+//   consumers two warpgroups. A 128-row tile is split by rows (each 64 x BN), a 64-row tile
+//             by columns (each 64 x BN/2). Per stage each issues 4 k-steps x 2 products on one
+//             A descriptor, keeping one stage's wgmma group in flight (none with one stage).
+//   producer  warp-specialized (WS): a third warpgroup (40 registers a thread after setmaxnreg,
+//             the consumers get 232), one thread of which issues the loads for every tile of
+//             a persistent CTA, running up to `Stages` stages ahead, through tile boundaries,
+//             so the next tile's loads overlap this tile's epilogue. Not WS: thread 0 of the consumers
+//             issues each refill after the stage is released, between its own wgmmas, one
+//             output tile per CTA.
+//   epilogue  scales (fp8), silu(x1) * x2 in fp32, fp16. Direct: each thread stores its
+//             fragment's pairs. TMA store: each warpgroup writes its 64-row part to swizzled
+//             shared memory and one thread stores it by TMA, asynchronously; the buffer is
+//             reused only after that store has read it.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <utility>
+
+#include <cute/arch/mma_sm90_gmma.hpp>
+
+#include "common/sm90_ptx.cuh"
+#include "dualgemm/dualgemm_tiling.hpp"
+
+namespace overlap::cuda::dualgemm_sm90 {
+
+using namespace overlap::cuda::sm90;
+namespace gmma = cute::SM90::GMMA;
+
+// The wgmma atom for a warpgroup's 64 x N product of K-major operands in shared memory.
+template <bool Fp8, int N>
+struct Atom;
+template <>
+struct Atom<false, 128> : gmma::MMA_64x128x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
+template <>
+struct Atom<false, 64> : gmma::MMA_64x64x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
+template <>
+struct Atom<false, 32> : gmma::MMA_64x32x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
+template <>
+struct Atom<true, 128> : gmma::MMA_64x128x32_F32E4M3E4M3_SS_TN<> {};
+template <>
+struct Atom<true, 64> : gmma::MMA_64x64x32_F32E4M3E4M3_SS_TN<> {};
+template <>
+struct Atom<true, 32> : gmma::MMA_64x32x32_F32E4M3E4M3_SS_TN<> {};
+
+template <class A, int R, std::size_t... I>
+__device__ __forceinline__ void mma_unpacked(std::uint64_t a, std::uint64_t b, float (&d)[R], gmma::ScaleOut s,
+                                             std::index_sequence<I...>) {
+  A::fma(a, b, d[I]..., s);
+}
+template <bool Fp8, int N>
+__device__ __forceinline__ void mma(std::uint64_t a, std::uint64_t b, float (&d)[N / 2], bool accumulate) {
+  mma_unpacked<Atom<Fp8, N>>(a, b, d, accumulate ? gmma::ScaleOut::One : gmma::ScaleOut::Zero,
+                             std::make_index_sequence<N / 2>{});
+}
+
+struct Params {
+  CUtensorMap a_map, b1_map, b2_map;  // {K, rows, L, 1}, box {128 bytes of K, tile rows, 1, 1}
+  CUtensorMap c_map;                  // TMA store: {N, M, L, 1}, box {sub-tile cols, 64, 1, 1}
+  __half* c;                          // [L, M, N]
+  const float* a_scale;               // fp8: [L, M]; bf16: null
+  const float* b1_scale;              // fp8: [L, N]
+  const float* b2_scale;
+  int M, N, K, L;
+  int tiles_m, tiles_n;
+};
+
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore>
+struct Kernel {
+  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore};
+  static constexpr int kThreads = kTiling.threads();
+  static constexpr int kConsumerThreads = 256;
+  static constexpr int kWN = kTiling.warpgroup_n();         // a warpgroup's columns
+  static constexpr int kAcc = kWN / 2;                       // fp32 registers per accumulator
+  static constexpr int kKBytes = 128;                        // K bytes per row and stage
+  static constexpr int kBK = Fp8 ? 128 : 64;                 // K elements per stage
+  static constexpr int kKSteps = 4;                          // wgmma k-steps per stage, 32 bytes each
+  static constexpr int kABytes = BM * kKBytes, kBBytes = BN * kKBytes;
+  static constexpr int kStageBytes = kABytes + 2 * kBBytes;
+  // TMA-store staging: per warpgroup 64 rows x kWN columns, in sub-tiles of at most 64 columns
+  // (128 bytes: the widest swizzled box row).
+  static constexpr int kSubCols = kWN < 64 ? kWN : 64;
+  static constexpr int kSubBytes = 64 * kSubCols * 2;
+  static constexpr int kCBytes = TmaStore ? BM * BN * 2 : 0;
+  static constexpr int kBarrierBytes = 2 * Stages * 8;
+  // 1 KiB of slack to align the ring to the 128-byte swizzle's 1024-byte atom.
+  static constexpr int kSmemBytes = 1024 + Stages * kStageBytes + kCBytes + kBarrierBytes;
+  static_assert(kKSteps * 32 == kKBytes);
+  static_assert(kWN == 32 || kWN == 64 || kWN == 128);
+};
+
+// Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
+// 64/128-byte modes lay it out: the 16-byte chunk index XOR bits 7 and up of the linear
+// offset, modulo the chunks in a row (CuTe's Swizzle<2,4,3> / Swizzle<3,4,3>).
+template <int RowBytes>
+__device__ __forceinline__ int swizzled(int row, int byte_in_row) {
+  const int chunk = (byte_in_row >> 4) ^ (((row * RowBytes) >> 7) & (RowBytes / 16 - 1));
+  return row * RowBytes + (chunk << 4) + (byte_in_row & 15);
+}
+
+__device__ __forceinline__ float silu_times(float x1, float x2) {
+  return __fdividef(x1, 1.0f + __expf(-x1)) * x2;
+}
+
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore>
+__global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore>::kThreads, 1)
+    dualgemm_kernel(const __grid_constant__ Params p) {
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore>;
+  constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* smem =
+      reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
+  unsigned char* ring = smem;
+  unsigned char* c_stage = smem + Stages * Kn::kStageBytes;
+  auto* full = reinterpret_cast<std::uint64_t*>(c_stage + Kn::kCBytes);
+  std::uint64_t* empty = full + Stages;
+
+  const int tid = threadIdx.x;
+  const int k_blocks = p.K / Kn::kBK;
+  const int tiles = p.L * p.tiles_m * p.tiles_n;
+  if (tid == 0) {
+    for (int s = 0; s < Stages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
+    }
+    mbar_init_fence();
+  }
+  if (tid == Kn::kConsumerThreads - 1) {  // not thread 0: it is busy initializing
+    tma_prefetch_map(&p.a_map);
+    tma_prefetch_map(&p.b1_map);
+    tma_prefetch_map(&p.b2_map);
+    if constexpr (TmaStore) tma_prefetch_map(&p.c_map);
+  }
+  __syncthreads();
+
+  // Tile t: m fastest, so the CTAs resident at once share each B tile (the large operand at
+  // the small M this kernel is for) while it is in L2.
+  auto tile_coords = [&](int t, int& m0, int& n0, int& l) {
+    m0 = (t % p.tiles_m) * BM;
+    n0 = (t / p.tiles_m % p.tiles_n) * BN;
+    l = t / (p.tiles_m * p.tiles_n);
+  };
+  // Load number `it` of this CTA (k-block kb of tile t) into its stage.
+  auto issue_load = [&](int it, int m0, int n0, int l, int kb) {
+    const int s = it % Stages;
+    unsigned char* st = ring + s * Kn::kStageBytes;
+    mbar_arrive_expect_tx(&full[s], Kn::kStageBytes);
+    const int k0 = kb * Kn::kBK;
+    tma_load_4d(st, &p.a_map, &full[s], k0, m0, l, 0);
+    tma_load_4d(st + Kn::kABytes, &p.b1_map, &full[s], k0, n0, l, 0);
+    tma_load_4d(st + Kn::kABytes + Kn::kBBytes, &p.b2_map, &full[s], k0, n0, l, 0);
+  };
+
+  if (WS && tid >= Kn::kConsumerThreads) {
+    // ---- producer warpgroup ----
+    setmaxnreg_dec<dualgemm::Tiling::kProducerRegs>();
+    if (tid == Kn::kConsumerThreads) {
+      int it = 0;
+      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int m0, n0, l;
+        tile_coords(t, m0, n0, l);
+        for (int kb = 0; kb < k_blocks; ++kb, ++it) {
+          mbar_wait(&empty[it % Stages], ((it / Stages) & 1) ^ 1);
+          issue_load(it, m0, n0, l, kb);
+        }
+      }
+    }
+    return;
+  }
+
+  // ---- consumer warpgroups ----
+  if constexpr (WS) setmaxnreg_inc<Kn::kTiling.max_regs_per_thread()>();
+  const int wg = tid / 128, t128 = tid % 128;
+  const int warp = t128 / 32, lane = t128 % 32;
+  // This warpgroup's part of the tile.
+  const int wg_row = BM == 128 ? 64 * wg : 0;
+  const int wg_col = BM == 128 ? 0 : kWN * wg;
+  // Which k-block's stage is released after each wgmma wait: with one stage in flight, the
+  // previous one; with a single stage, this one.
+  constexpr int kInFlight = Stages > 1 ? 1 : 0;
+  int it = 0;
+  for (int t = blockIdx.x; t < tiles; t += WS ? gridDim.x : tiles) {
+    int m0, n0, l;
+    tile_coords(t, m0, n0, l);
+    if (!WS && tid == 0)
+      for (int j = 0; j < Stages && j < k_blocks; ++j) issue_load(it + j, m0, n0, l, j);
+
+    float acc1[kAcc] = {}, acc2[kAcc] = {};  // overwritten by the first k-step (scale-d 0)
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      const int cur = it + kb, s = cur % Stages;
+      mbar_wait(&full[s], (cur / Stages) & 1);
+      const unsigned char* st = ring + s * Kn::kStageBytes;
+      const std::uint64_t da = sw128_desc(st + wg_row * Kn::kKBytes);
+      const std::uint64_t db1 = sw128_desc(st + Kn::kABytes + wg_col * Kn::kKBytes);
+      const std::uint64_t db2 = sw128_desc(st + Kn::kABytes + Kn::kBBytes + wg_col * Kn::kKBytes);
+      wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < Kn::kKSteps; ++ks) {
+        // 32 bytes along K per step: +2 in the descriptor's 16-byte address units.
+        const bool accumulate = kb > 0 || ks > 0;
+        mma<Fp8, kWN>(da + 2 * ks, db1 + 2 * ks, acc1, accumulate);
+        mma<Fp8, kWN>(da + 2 * ks, db2 + 2 * ks, acc2, accumulate);
+      }
+      wgmma_commit();
+      wgmma_wait<kInFlight>();
+      fence_regs(acc1);
+      fence_regs(acc2);
+      const int done = kb - kInFlight;  // this k-block's stage is free again
+      if (done >= 0) {
+        const int r = it + done;
+        if (t128 == 0) mbar_arrive(&empty[r % Stages]);
+        if (!WS && tid == 0 && done + Stages < k_blocks) {
+          mbar_wait(&empty[r % Stages], (r / Stages) & 1);
+          issue_load(r + Stages, m0, n0, l, done + Stages);
+        }
+      }
+    }
+    wgmma_wait<0>();
+    fence_regs(acc1);
+    fence_regs(acc2);
+    if (kInFlight && k_blocks > 0) {
+      const int r = it + k_blocks - 1;
+      if (t128 == 0) mbar_arrive(&empty[r % Stages]);
+    }
+    it += k_blocks;
+
+    // ---- epilogue ----
+    // Fragment of a 64 x kWN wgmma accumulator: register 4j + 2h + e holds row
+    // 16*warp + lane/4 + 8h, column 8j + 2*(lane%4) + e.
+    const int row0 = 16 * warp + lane / 4;
+    const int col0 = 2 * (lane % 4);
+    float sa[2] = {1.0f, 1.0f};
+    if constexpr (Fp8) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int m = m0 + wg_row + row0 + 8 * h;
+        sa[h] = m < p.M ? p.a_scale[std::size_t(l) * p.M + m] : 0.0f;
+      }
+    }
+    unsigned char* c_wg = c_stage + wg * 64 * kWN * 2;
+    if constexpr (TmaStore) {
+      // The previous tile's store must have read this warpgroup's buffer.
+      if (t128 == 0) bulk_wait_read_all();
+      named_sync(1 + wg, 128);
+    }
+#pragma unroll
+    for (int j = 0; j < kWN / 8; ++j) {
+      const int col = 8 * j + col0;  // within the warpgroup's part
+      const int n = n0 + wg_col + col;
+      float s1[2] = {1.0f, 1.0f}, s2[2] = {1.0f, 1.0f};
+      if constexpr (Fp8) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const bool in = n + e < p.N;
+          s1[e] = in ? p.b1_scale[std::size_t(l) * p.N + n + e] : 0.0f;
+          s2[e] = in ? p.b2_scale[std::size_t(l) * p.N + n + e] : 0.0f;
+        }
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int i = 4 * j + 2 * h;
+        const __half2 v = __floats2half2_rn(silu_times(acc1[i] * sa[h] * s1[0], acc2[i] * sa[h] * s2[0]),
+                                            silu_times(acc1[i + 1] * sa[h] * s1[1], acc2[i + 1] * sa[h] * s2[1]));
+        const int row = row0 + 8 * h;  // within the warpgroup's part
+        if constexpr (TmaStore) {
+          const int sub = col / Kn::kSubCols, c_in = col % Kn::kSubCols;
+          *reinterpret_cast<__half2*>(c_wg + sub * Kn::kSubBytes + swizzled<Kn::kSubCols * 2>(row, c_in * 2)) = v;
+        } else {
+          const int m = m0 + wg_row + row;
+          if (m < p.M && n < p.N)  // N is even (can_implement), so n + 1 < N as well
+            *reinterpret_cast<__half2*>(p.c + (std::size_t(l) * p.M + m) * p.N + n) = v;
+        }
+      }
+    }
+    if constexpr (TmaStore) {
+      fence_proxy_async();  // the generic-proxy writes above, before the TMA unit reads them
+      named_sync(1 + wg, 128);
+      if (t128 == 0) {
+#pragma unroll
+        for (int sub = 0; sub < kWN / Kn::kSubCols; ++sub)
+          tma_store_4d(&p.c_map, c_wg + sub * Kn::kSubBytes, n0 + wg_col + sub * Kn::kSubCols, m0 + wg_row, l, 0);
+        bulk_commit();
+      }
+    }
+  }
+  if constexpr (TmaStore) {
+    if (t128 == 0) bulk_wait_all();
+  }
+}
+
+}  // namespace overlap::cuda::dualgemm_sm90

@@ -1,0 +1,90 @@
+#pragma once
+// Tensor maps and launch of one dualgemm kernel instantiation; included by the per-format
+// launch files, which instantiate launch_variant<Fp8> over every index of kTilings.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <utility>
+
+#include "common/tensor_map.hpp"
+#include "dualgemm/dualgemm_kernel.cuh"
+#include "dualgemm/dualgemm_launch.hpp"
+
+namespace overlap::cuda::dualgemm_launch {
+
+// [L, rows, K] operand of `elem`-byte elements as {K, rows, L, 1}, box {128 bytes of K, box_rows}.
+inline cudaError_t operand_map(CUtensorMap* map, bool fp8, const void* base, long long L, long long rows,
+                               long long K, int box_rows) {
+  const int elem = fp8 ? 1 : 2;
+  const cuuint64_t dims[4] = {cuuint64_t(K), cuuint64_t(rows), cuuint64_t(L), 1};
+  const cuuint64_t strides[3] = {cuuint64_t(K) * elem, cuuint64_t(rows) * K * elem, cuuint64_t(L) * rows * K * elem};
+  const cuuint32_t box[4] = {cuuint32_t(128 / elem), cuuint32_t(box_rows), 1, 1};
+  return make_tensor_map_4d(map, fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, base, dims,
+                            strides, box);
+}
+
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore>
+cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
+  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore>;
+  static_assert(Kn::kSmemBytes <= 227 * 1024, "shared memory over the sm_90 per-block limit");
+  dualgemm_sm90::Params p{};
+  cudaError_t e = operand_map(&p.a_map, Fp8, a.a, s.L, s.M, s.K, BM);
+  if (e == cudaSuccess) e = operand_map(&p.b1_map, Fp8, a.b1, s.L, s.N, s.K, BN);
+  if (e == cudaSuccess) e = operand_map(&p.b2_map, Fp8, a.b2, s.L, s.N, s.K, BN);
+  if (e == cudaSuccess && TmaStore) {
+    const cuuint64_t dims[4] = {cuuint64_t(s.N), cuuint64_t(s.M), cuuint64_t(s.L), 1};
+    const cuuint64_t strides[3] = {cuuint64_t(s.N) * 2, cuuint64_t(s.M) * s.N * 2, cuuint64_t(s.L) * s.M * s.N * 2};
+    const cuuint32_t box[4] = {cuuint32_t(Kn::kSubCols), 64, 1, 1};
+    e = make_tensor_map_4d(&p.c_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, a.c, dims, strides, box,
+                           Kn::kSubCols == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B);
+  }
+  if (e != cudaSuccess) return e;
+  p.c = static_cast<__half*>(a.c);
+  p.a_scale = a.a_scale;
+  p.b1_scale = a.b1_scale;
+  p.b2_scale = a.b2_scale;
+  p.M = int(s.M);
+  p.N = int(s.N);
+  p.K = int(s.K);
+  p.L = int(s.L);
+  p.tiles_m = int((s.M + BM - 1) / BM);
+  p.tiles_n = int((s.N + BN - 1) / BN);
+  const long long tiles = (long long)p.L * p.tiles_m * p.tiles_n;
+
+  auto kernel = dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore>;
+  if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Kn::kSmemBytes)) != cudaSuccess)
+    return e;
+  long long grid = tiles;
+  if (WS) {  // persistent: one CTA per SM, each walking tiles blockIdx.x, + gridDim.x, ...
+    int device = 0, sms = 0;
+    if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
+    if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return e;
+    grid = std::min<long long>(tiles, sms);
+  }
+  kernel<<<dim3(unsigned(grid)), dim3(Kn::kThreads), Kn::kSmemBytes, stream>>>(p);
+  return cudaGetLastError();
+}
+
+template <bool Fp8, std::size_t I>
+cudaError_t launch_index(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
+  constexpr dualgemm::Tiling t = dualgemm::kTilings[I];
+  return launch_kernel<Fp8, t.tile_m, t.tile_n, t.stages, t.warp_specialized, t.tma_store>(a, s, stream);
+}
+
+template <bool Fp8, std::size_t... I>
+cudaError_t launch_variant(std::size_t index, const DualGemmDeviceArgs& a, const DualGemmSizes& s,
+                           cudaStream_t stream, std::index_sequence<I...>) {
+  cudaError_t e = cudaErrorInvalidValue;
+  ((index == I ? (e = launch_index<Fp8, I>(a, s, stream), true) : false) || ...);
+  return e;
+}
+
+template <bool Fp8>
+cudaError_t launch_variant(std::size_t index, const DualGemmDeviceArgs& a, const DualGemmSizes& s,
+                           cudaStream_t stream) {
+  return launch_variant<Fp8>(index, a, s, stream, std::make_index_sequence<dualgemm::kTilings.size()>{});
+}
+
+}  // namespace overlap::cuda::dualgemm_launch

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One GPU session for the dualgemm kernels, in one call: build, GPU tests, compute-sanitizer on
+# small shapes, then the benchmark beside its peers. Logs go to $OUT (or out/).
+#   bash tools/device/dualgemm_run.sh [tests|bench|all|ncu]
+# Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
+# SANITIZER_TIMEOUT, BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_dualgemm.py arguments),
+# TEST_FILTER (gtest filter), NCU_SHAPE (M,N,K) / NCU_VARIANT / NCU_FORMAT (ncu).
+set -o pipefail
+what=${1:-all}
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+if ! source tools/device/setup.sh test_cuda_dualgemm overlap_dualgemm_capi >"$OUT/build.log" 2>&1; then
+  grep -E "error|Error" "$OUT/build.log" | head -30; tail -20 "$OUT/build.log"; echo "build failed"; exit 1
+fi
+set +e
+tail -3 "$OUT/build.log"
+B=${OVERLAP_BUILD:-build-device}
+T="$B/tests_cuda/dualgemm/test_cuda_dualgemm"
+status=0
+if [[ $what == tests || $what == all ]]; then
+  # Time limits keep a hung kernel (a lost mbarrier phase) from eating the device budget.
+  timeout ${TEST_TIMEOUT:-300} "$T" --gtest_filter="${TEST_FILTER:-*}" >"$OUT/tests.log" 2>&1
+  rc=$?
+  echo "test_cuda_dualgemm: exit $rc"
+  [[ $rc == 124 ]] && tail -5 "$OUT/tests.log"  # the test that hung
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]|Failure|Expected" "$OUT/tests.log" | head -60
+  grep -q "^\[  PASSED  \]" "$OUT/tests.log" && ! grep -q "^\[  FAILED  \]" "$OUT/tests.log" || status=1
+  # Worst relative error per format over every variant and shape.
+  for f in 0 1; do
+    grep "rel_error \]" "$OUT/tests.log" | grep "fmt=$f" | awk '{print $NF}' | sort -g | tail -1 |
+      sed "s/^/worst rel_error fmt=$f: /"
+  done
+  # Sanitizers on the small shapes only, every variant.
+  for tool in ${SANITIZERS-memcheck racecheck}; do
+    timeout ${SANITIZER_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 "$T" --gtest_brief=1 \
+      --gtest_filter='*M_256_N_512_K_256*:*L_2_M_100*:*M_1_N_8*' >"$OUT/sanitizer_$tool.log" 2>&1
+    echo "compute-sanitizer $tool: exit $? ($(grep -cE '(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)' "$OUT/sanitizer_$tool.log") clean summaries)"
+    grep -m3 -E "ERROR SUMMARY|Invalid|hazard" "$OUT/sanitizer_$tool.log"
+  done
+fi
+if [[ $what == bench || $what == all ]]; then
+  PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-300} python3 bench/gpu/bench_dualgemm.py \
+    --lib "$B/cuda/dualgemm/liboverlap_dualgemm_capi.so" --out "$OUT/bench_dualgemm.json" ${BENCH_ARGS:-} 2>&1 |
+    tee "$OUT/bench.log" | grep -v Warning || status=1
+fi
+if [[ $what == ncu ]]; then
+  shape=${NCU_SHAPE:-256,4096,7168}
+  variant=${NCU_VARIANT:-tile128x64_stages4_ws}
+  timeout 200 ncu --kernel-name regex:dualgemm_kernel --launch-skip 1 --launch-count 1 \
+    --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+    python3 bench/gpu/bench_dualgemm.py --lib "$B/cuda/dualgemm/liboverlap_dualgemm_capi.so" --reps 1 --warmup 1 \
+    --variants "$variant" --shapes "$shape" --formats "${NCU_FORMAT:-fp8}" >"$OUT/ncu_dualgemm.txt" 2>&1
+  echo "ncu: exit $?"
+  grep -E "Duration|Registers Per|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall|Throughput|L2 Hit" \
+    "$OUT/ncu_dualgemm.txt" | head -30
+fi
+exit $status
