@@ -3,6 +3,7 @@
 //                (--sweep KEY=FROM:TO:x2), variants (--variant a,b / all) and GPUs (--hw all)
 //   compare      speedup of variant b over a, with the reason in one line
 //   predictions  writes docs/predictions.md
+//   tune         every variant at one shape, ranked by predicted time; the pick and its bottleneck
 #include <unistd.h>
 
 #include <fmt/core.h>
@@ -15,6 +16,7 @@
 #include "sim/predictions_doc.hpp"
 #include "sim/schedule_file.hpp"
 #include "sim/sweep.hpp"
+#include "sim/tune.hpp"
 #include "vectors/safetensors.hpp"
 
 namespace overlap::app {
@@ -110,6 +112,16 @@ void run_compare(const CompareArgs& a) {
   if (a.json) fmt::print("{}\n", (all.size() == 1 ? all[0] : all).dump(2));
 }
 
+struct TuneArgs {
+  std::string hw = "H100", workload, shape;
+  bool json = false;
+};
+
+void run_tune(const TuneArgs& a) {
+  const sim::TuneResult t = sim::tune(sim::load_profile(a.hw), a.workload, sim::parse_shape(a.workload, a.shape));
+  fmt::print("{}", a.json ? sim::tune_json(t).dump(2) + "\n" : sim::format_tune(t));
+}
+
 }  // namespace
 
 void register_predict_commands(CLI::App& app) {
@@ -135,6 +147,14 @@ void register_predict_commands(CLI::App& app) {
   c->add_option("--shape", ca->shape, "Shape, e.g. B=4,T=4096,H=32,K=64,V=64");
   c->add_flag("--json", ca->json, "Print JSON");
   c->callback([ca] { run_compare(*ca); });
+
+  auto ta = std::make_shared<TuneArgs>();
+  auto* tu = app.add_subcommand("tune", "Rank every variant of a workload at one shape by predicted time; print the pick");
+  tu->add_option("--hw", ta->hw, "Profile name or a profile JSON file")->capture_default_str();
+  tu->add_option("--workload", ta->workload, "gla, linrnn, projchain or dualgemm")->required();
+  tu->add_option("--shape", ta->shape, "Shape, e.g. M=256,N=4096,K=7168,fmt=1 (missing keys take defaults)");
+  tu->add_flag("--json", ta->json, "Print JSON");
+  tu->callback([ta] { run_tune(*ta); });
 
   auto out = std::make_shared<std::string>("docs/predictions.md");
   auto* d = app.add_subcommand("predictions", "Write the pre-registered predictions document");

@@ -137,7 +137,8 @@ ValidationReport run_validation(const ValidateOptions& o, const std::string& com
     }
   }
   report.pairs = hypothesis_pairs(report.rows);
-  report.summary = summarize(report.rows, report.pairs);
+  report.tuning = tune_checks(report.rows);
+  report.summary = summarize(report.rows, report.pairs, report.tuning);
   return report;
 }
 

@@ -33,26 +33,33 @@ SpeedupPair make_pair(const ValidationRow& a, const ValidationRow& b) {
   return {a.workload, a.shape, a.variant, b.variant, a.measured_us / b.measured_us, a.predicted_us / b.predicted_us};
 }
 
+// Timed rows grouped by (workload, shape), groups and rows in first-seen order.
+using RowGroups = std::vector<std::vector<const ValidationRow*>>;
+RowGroups timed_groups(const std::vector<ValidationRow>& rows) {
+  std::vector<std::string> keys;
+  RowGroups groups;
+  for (const auto& r : rows) {
+    if (!r.timed()) continue;
+    const std::string key = r.workload + "|" + r.shape;
+    const auto it = std::find(keys.begin(), keys.end(), key);
+    if (it == keys.end()) {
+      keys.push_back(key);
+      groups.push_back({&r});
+    } else {
+      groups[std::size_t(it - keys.begin())].push_back(&r);
+    }
+  }
+  return groups;
+}
+
 }  // namespace
 
 bool SpeedupPair::counted() const { return std::fabs(measured - 1.0) > 0.05; }
 bool SpeedupPair::sign_right() const { return (measured > 1.0) == (predicted > 1.0); }
 
 std::vector<SpeedupPair> hypothesis_pairs(const std::vector<ValidationRow>& rows) {
-  // Group timed rows by (workload, shape), keeping first-seen order.
-  std::vector<std::pair<std::string, std::vector<const ValidationRow*>>> groups;
-  for (const auto& r : rows) {
-    if (!r.timed()) continue;
-    const std::string key = r.workload + "|" + r.shape;
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
-    if (it == groups.end()) {
-      groups.push_back({key, {}});
-      it = groups.end() - 1;
-    }
-    it->second.push_back(&r);
-  }
   std::vector<SpeedupPair> pairs;
-  for (const auto& [key, group] : groups) {
+  for (const auto& group : timed_groups(rows)) {
     // Structured names (schedule_carry) pair along one axis at a time, but only when that
     // leaves no variant out; otherwise every variant is compared with the first.
     std::vector<SpeedupPair> one_word;
@@ -72,8 +79,38 @@ std::vector<SpeedupPair> hypothesis_pairs(const std::vector<ValidationRow>& rows
   return pairs;
 }
 
-ValidationSummary summarize(const std::vector<ValidationRow>& rows, const std::vector<SpeedupPair>& pairs) {
+std::vector<TuneCheck> tune_checks(const std::vector<ValidationRow>& rows) {
+  std::vector<TuneCheck> out;
+  for (const auto& group : timed_groups(rows)) {
+    if (group.size() < 3) continue;
+    TuneCheck c{group[0]->workload, group[0]->shape, int(group.size()), "", "", 1, 0};
+    const auto by = [](double ValidationRow::*field) {
+      return [field](const ValidationRow* a, const ValidationRow* b) { return a->*field < b->*field; };
+    };
+    const ValidationRow* pick = *std::min_element(group.begin(), group.end(), by(&ValidationRow::predicted_us));
+    const ValidationRow* best = *std::min_element(group.begin(), group.end(), by(&ValidationRow::measured_us));
+    c.pick = pick->variant;
+    c.best = best->variant;
+    c.pick_over_best = pick->measured_us / best->measured_us;
+    std::vector<double> predicted, measured;
+    for (const ValidationRow* r : group) {
+      predicted.push_back(r->predicted_us);
+      measured.push_back(r->measured_us);
+    }
+    c.spearman = spearman(predicted, measured);
+    out.push_back(c);
+  }
+  return out;
+}
+
+ValidationSummary summarize(const std::vector<ValidationRow>& rows, const std::vector<SpeedupPair>& pairs,
+                            const std::vector<TuneCheck>& tuning) {
   ValidationSummary s;
+  s.tune_groups = int(tuning.size());
+  for (const auto& c : tuning) {
+    s.worst_pick_over_best = std::max(s.worst_pick_over_best, c.pick_over_best);
+    s.min_spearman = std::min(s.min_spearman, c.spearman);
+  }
   std::vector<double> errors;
   for (const auto& r : rows) {
     if (!r.passed) ++s.failed;
@@ -118,6 +155,19 @@ std::string render_markdown(const ValidationReport& r) {
     md += fmt::format("| {} | {} | {} | {} | {:.2f}x | {:.2f}x | {} |\n", p.workload, p.shape, p.baseline,
                       p.candidate, p.measured, p.predicted,
                       !p.counted() ? "(within 5%)" : p.sign_right() ? "right" : "WRONG");
+  if (!r.tuning.empty()) {
+    md += fmt::format("\n## Tuning: the model's pick against the measured best\n\n"
+                      "Per workload and shape with 3 or more timed variants: the variant the model ranks fastest, "
+                      "the one measured fastest, the pick's measured time over the best's, and the rank "
+                      "correlation of predicted and measured times. Worst pick/best {:.2f}, lowest Spearman {:.2f} "
+                      "over {} shapes.\n\n"
+                      "| workload | shape | variants | model's pick | measured best | pick / best | Spearman |\n"
+                      "|---|---|---:|---|---|---:|---:|\n",
+                      s.worst_pick_over_best, s.min_spearman, s.tune_groups);
+    for (const auto& c : r.tuning)
+      md += fmt::format("| {} | {} | {} | {} | {} | {:.2f} | {:.2f} |\n", c.workload, c.shape, c.variants, c.pick,
+                        c.best, c.pick_over_best, c.spearman);
+  }
   md += "\n![predicted against measured](plot.svg)\n";
   return md;
 }
@@ -135,7 +185,10 @@ nlohmann::json report_to_json(const ValidationReport& r) {
                   {"median_abs_error", r.summary.median_abs_error},
                   {"max_abs_error", r.summary.max_abs_error},
                   {"pairs_counted", r.summary.pairs_counted},
-                  {"pairs_sign_right", r.summary.pairs_sign_right}};
+                  {"pairs_sign_right", r.summary.pairs_sign_right},
+                  {"tune_groups", r.summary.tune_groups},
+                  {"worst_pick_over_best", r.summary.worst_pick_over_best},
+                  {"min_spearman", r.summary.min_spearman}};
   for (const auto& row : r.rows)
     j["rows"].push_back({{"workload", row.workload}, {"variant", row.variant}, {"shape", row.shape},
                          {"passed", row.passed}, {"failure", row.failure},
@@ -147,6 +200,10 @@ nlohmann::json report_to_json(const ValidationReport& r) {
                           {"candidate", p.candidate}, {"measured_speedup", p.measured},
                           {"predicted_speedup", p.predicted}, {"counted", p.counted()},
                           {"sign_right", p.sign_right()}});
+  for (const auto& c : r.tuning)
+    j["tuning"].push_back({{"workload", c.workload}, {"shape", c.shape}, {"variants", c.variants},
+                           {"pick", c.pick}, {"best", c.best}, {"pick_over_best", c.pick_over_best},
+                           {"spearman", c.spearman}});
   return j;
 }
 

@@ -31,16 +31,29 @@ struct SpeedupPair {
   bool sign_right() const;  // predicted and measured on the same side of 1
 };
 
+// overlap tune's question answered by measurement, at one workload and shape: the variant the
+// model ranks fastest against the one measured fastest, and how well the two rankings agree.
+struct TuneCheck {
+  std::string workload, shape;
+  int variants = 0;             // timed at this shape
+  std::string pick, best;       // fastest predicted, fastest measured
+  double pick_over_best = 1;    // measured time of the pick over the measured best (1: the best)
+  double spearman = 0;          // rank correlation of predicted and measured times
+};
+
 struct ValidationSummary {
   int timed = 0, failed = 0;
   double median_abs_error = 0, max_abs_error = 0;
   int pairs_counted = 0, pairs_sign_right = 0;
+  int tune_groups = 0;                    // shapes with a TuneCheck
+  double worst_pick_over_best = 1, min_spearman = 1;
 };
 
 struct ValidationReport {
   std::string gpu, date, profile, command;
   std::vector<ValidationRow> rows;
   std::vector<SpeedupPair> pairs;
+  std::vector<TuneCheck> tuning;
   ValidationSummary summary;
 };
 
@@ -49,7 +62,10 @@ struct ValidationReport {
 // vs pipelined_materialized), when every variant is in such a pair. Otherwise (names without
 // that structure, like linrnn's) every variant is paired with the first one listed.
 std::vector<SpeedupPair> hypothesis_pairs(const std::vector<ValidationRow>& rows);
-ValidationSummary summarize(const std::vector<ValidationRow>& rows, const std::vector<SpeedupPair>& pairs);
+// One TuneCheck per workload and shape with at least 3 timed variants (fewer make no ranking).
+std::vector<TuneCheck> tune_checks(const std::vector<ValidationRow>& rows);
+ValidationSummary summarize(const std::vector<ValidationRow>& rows, const std::vector<SpeedupPair>& pairs,
+                            const std::vector<TuneCheck>& tuning = {});
 
 std::string render_markdown(const ValidationReport& report);
 nlohmann::json report_to_json(const ValidationReport& report);

@@ -27,6 +27,15 @@ std::vector<std::string> validation_shapes(const std::string& workload, bool qui
             "B=8,T=4096,d=2048,H=16,dk=128", "B=4,T=512,d=2048,H=16,dk=128", "B=4,T=1024,d=2048,H=16,dk=128",
             "B=4,T=2048,d=2048,H=16,dk=128", "B=4,T=4096,d=2048,H=16,dk=128"};
   }
+  if (workload == "dualgemm") {
+    if (quick) return {"M=256,N=4096,K=7168,fmt=1"};
+    // SPEC's benchmark shapes in both Hopper formats: every variant at each is overlap tune's grid.
+    std::vector<std::string> out;
+    for (const char* fmt : {",fmt=0", ",fmt=1"})
+      for (const char* mnk : {"M=256,N=4096,K=7168", "M=512,N=4096,K=7168", "M=256,N=3072,K=4096", "M=512,N=3072,K=7168"})
+        out.push_back(std::string(mnk) + fmt);
+    return out;
+  }
   return {};
 }
 

@@ -10,12 +10,12 @@ Importing this package loads the C++ model only: no CUDA library, no torch, no p
 matplotlib (sweeps import pandas, overlap.plot imports matplotlib).
 """
 from ._core import OverlapError
-from .model import (Comparison, Prediction, compare, predict, reference_shape, sweep, trace, variants,
-                    workloads)
+from .model import (Comparison, Prediction, Tuning, compare, predict, reference_shape, sweep, trace, tune,
+                    variants, workloads)
 from .profiles import Profile, load_profile, profiles
 from . import vectors
 
-__all__ = ["OverlapError", "Prediction", "Comparison", "predict", "compare", "sweep", "trace", "variants",
+__all__ = ["OverlapError", "Prediction", "Comparison", "Tuning", "predict", "compare", "sweep", "tune", "trace", "variants",
            "workloads", "reference_shape", "Profile", "profiles", "load_profile", "vectors", "plot"]
 
 

@@ -138,6 +138,35 @@ def compare(workload, a, b, shape="", hw="H100"):
                                                     _shape_text(shape), hw_arg.text)))
 
 
+class Tuning:
+    """Every variant of a workload at one shape, ranked by predicted time: `pick` (the fastest
+    variant's name, None when none can run), `ranked` (dicts with variant, time_us and
+    bottleneck, or cannot_run: the reason), `str()` the command line's table."""
+
+    def __init__(self, data):
+        data = dict(data)
+        self._text = data.pop("text", None)
+        self._data = data
+        self.workload, self.hw, self.shape = data["workload"], data["hw"], data["shape"]
+        self.pick = data["pick"]
+        self.ranked = [dict(r) for r in data["ranked"]]
+
+    def to_dict(self):
+        return json.loads(json.dumps(self._data))
+
+    def __str__(self):
+        return self._text
+
+    def __repr__(self):
+        return f"<Tuning {self.workload} on {self.hw} at {self.shape}: pick {self.pick}>"
+
+
+def tune(workload, shape="", hw="H100"):
+    """`overlap tune`: every variant of `workload` predicted at `shape` on one GPU, fastest first."""
+    hw_arg = HwArgument(hw, single=True)
+    return Tuning(json.loads(_core.tune_json(_name(workload, "workload"), _shape_text(shape), hw_arg.text)))
+
+
 def trace(workload, variant, shape="", hw="H100", path=None):
     """The Chrome trace-event timeline (opens in Perfetto) of one SM for this prediction, as a
     dict; also written to `path` when given. Returns (trace, Prediction)."""

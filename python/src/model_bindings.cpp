@@ -7,6 +7,7 @@
 #include "bindings.hpp"
 #include "sim/api.hpp"
 #include "sim/sweep.hpp"
+#include "sim/tune.hpp"
 #include "workloads/workload.hpp"
 
 namespace nb = nanobind;
@@ -49,6 +50,14 @@ std::string sweep_json(const std::string& workload, const std::string& variants,
   return sim::sweep_json(sim::run_sweep(workload, configs)).dump();
 }
 
+std::string tune_json(const std::string& workload, const std::string& shape, const std::string& hw) {
+  nb::gil_scoped_release release;
+  const sim::TuneResult t = sim::tune(sim::load_profile(hw), workload, sim::parse_shape(workload, shape));
+  nlohmann::json j = sim::tune_json(t);
+  j["text"] = sim::format_tune(t);
+  return j.dump();
+}
+
 std::string variants_json(const std::string& workload) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& v : sim::list_variants(workload))
@@ -65,6 +74,7 @@ void bind_model(nb::module_& m) {
         nb::arg("hw"));
   m.def("sweep_json", &sweep_json, nb::arg("workload"), nb::arg("variants"), nb::arg("shape"), nb::arg("sweeps"),
         nb::arg("hw"));
+  m.def("tune_json", &tune_json, nb::arg("workload"), nb::arg("shape"), nb::arg("hw"));
   m.def("variants_json", &variants_json, nb::arg("workload") = "");
   m.def("workload_names", [] {
     std::vector<std::string> out;

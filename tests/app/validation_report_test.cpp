@@ -98,5 +98,33 @@ TEST(ValidationReport, RendersEveryRowInMarkdownJsonAndSvg) {
   EXPECT_EQ(circles, 4u);
 }
 
+TEST(ValidationReport, TuneCheckComparesTheModelsPickWithTheMeasuredBest) {
+  // S1: the model ranks c fastest, b is measured fastest; S2 has two rows (no ranking).
+  const std::vector<ValidationRow> rows = {
+      row("a", "S1", 100, 100), row("b", "S1", 50, 80), row("c", "S1", 60, 70), row("d", "S1", 200, 300),
+      row("a", "S2", 10, 10), row("b", "S2", 20, 20)};
+  const auto checks = tune_checks(rows);
+  ASSERT_EQ(checks.size(), 1u);
+  const TuneCheck& c = checks[0];
+  EXPECT_EQ(c.shape, "S1");
+  EXPECT_EQ(c.variants, 4);
+  EXPECT_EQ(c.pick, "c");
+  EXPECT_EQ(c.best, "b");
+  EXPECT_DOUBLE_EQ(c.pick_over_best, 60.0 / 50.0);
+  // Measured ranks (a,b,c,d) = (3,1,2,4), predicted (3,2,1,4): sum d^2 = 2, rho = 1 - 12/60.
+  EXPECT_NEAR(c.spearman, 0.8, 1e-12);
+  const auto s = summarize(rows, hypothesis_pairs(rows), checks);
+  EXPECT_EQ(s.tune_groups, 1);
+  EXPECT_DOUBLE_EQ(s.worst_pick_over_best, 1.2);
+  EXPECT_NEAR(s.min_spearman, 0.8, 1e-12);
+
+  ValidationReport r;
+  r.rows = rows;
+  r.tuning = checks;
+  r.summary = s;
+  EXPECT_NE(render_markdown(r).find("| gla | S1 | 4 | c | b | 1.20 | 0.80 |"), std::string::npos) << render_markdown(r);
+  EXPECT_EQ(report_to_json(r)["tuning"][0]["pick"], "c");
+}
+
 }  // namespace
 }  // namespace overlap::app

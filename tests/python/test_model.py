@@ -119,6 +119,18 @@ def test_sweep_reports_a_variant_that_cannot_run_as_a_row_with_the_same_names():
     assert df[df["error"].isna()]["time_us"].gt(0).all() and set(df[df["error"].isna()]["hw"]) == {"H100"}
 
 
+def test_tune_ranks_every_variant_and_matches_the_command_line(cli):
+    shape = "M=256,N=4096,K=7168,fmt=1"
+    t = overlap.tune("dualgemm", shape, hw="H100")
+    times = [r["time_us"] for r in t.ranked if "time_us" in r]
+    assert times == sorted(times) and len(t.ranked) == len(overlap.variants("dualgemm"))
+    assert t.pick == t.ranked[0]["variant"]
+    assert t.ranked[0]["time_us"] == pytest.approx(overlap.predict("dualgemm", t.pick, shape).time_us, rel=1e-12)
+    args = ["tune", "--hw", "H100", "--workload", "dualgemm", "--shape", shape]
+    assert t.to_dict() == cli.json(*args)
+    assert str(t) == cli.run(*args).stdout
+
+
 def test_trace_is_a_chrome_trace_written_where_asked(tmp_path):
     path = tmp_path / "t.json"
     trace, p = overlap.trace("gla", "pingpong_fused", "B=4,T=1024,H=32,K=64,V=64", path=path)
