@@ -82,11 +82,13 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   const TensorPath path = hw.has_wgmma() ? TensorPath::Warpgroup : TensorPath::WarpMma;
   TileLoop loop;
   loop.tiles = int(tiles_per_cta * kt);
-  loop.loads.push_back(load(double(g.tile_m) * g.tile_k * g.a_bytes_per_element, 1.0 / a_reuse, engine, "load A"));
+  Step a_load = load(double(g.tile_m) * g.tile_k * g.a_bytes_per_element, 1.0 / a_reuse, engine, "load A");
+  if (g.a_multicast > 1) a_load.l2_fraction = 1.0 / g.a_multicast;
+  loop.loads.push_back(a_load);
   for (int b = 0; b < g.b_operands; ++b) {
     Step s = load(double(g.tile_n) * g.tile_k * g.b_bytes_per_element, 1.0 / b_reuse, engine,
                   g.b_operands == 1 ? "load B" : fmt::format("load B{}", b + 1));
-    if (g.multicast_b && g.cluster_size > 1) s.l2_fraction = 1.0 / g.cluster_size;
+    if (g.b_multicast > 1) s.l2_fraction = 1.0 / g.b_multicast;
     loop.loads.push_back(s);
   }
   loop.compute.push_back(mma(2.0 * g.tile_m * g.tile_n * g.tile_k * g.b_operands, g.precision, path, "mma"));

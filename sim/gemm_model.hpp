@@ -21,7 +21,9 @@ struct GemmSpec {
   bool warp_specialized = false, persistent = false, tma_store = false;
   int max_regs_per_thread = 232;
   int cluster_size = 1;        // CTAs per cluster
-  bool multicast_b = false;    // the cluster's CTAs lie along M and share each B tile by TMA multicast
+  // CTAs of the cluster sharing each B tile (those along M) / each A tile (those along N) by
+  // TMA multicast: that tile leaves L2 once for all of them.
+  int b_multicast = 1, a_multicast = 1;
   // An epilogue warpgroup of its own (cuda/common/sm90_handoff_gemm.cuh): the consumers copy
   // each finished tile to shared memory (handoff_bytes_per_element) and go on; the epilogue
   // work and the stores run in that warpgroup, under the next tile's mainloop.

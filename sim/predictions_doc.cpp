@@ -200,6 +200,10 @@ void dualgemm_section(Doc& d) {
     d.hypothesis("Warp specialization (baseline) over one warpgroup doing TMA and MMA", "dualgemm",
                  "tile128x128_stages4_nows", base, "", shape_for(mnk));
     d.hypothesis("TMA-store epilogue", "dualgemm", base, "tile128x128_stages4_ws_tmastore", "", shape_for(mnk));
+    d.hypothesis("2x2 cluster multicast (128x64, 6 stages)", "dualgemm", "tile128x64_stages6_ws",
+                 "tile128x64_stages6_ws_c2x2", "", shape_for(mnk));
+    d.hypothesis("2x1 cluster multicast of B (128x128)", "dualgemm", base, "tile128x128_stages4_ws_c2x1", "",
+                 shape_for(mnk));
   }
 }
 

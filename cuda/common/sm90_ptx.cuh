@@ -51,6 +51,17 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, s
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
 }
+// The same load written to the same shared-memory offset of every CTA of the cluster whose bit
+// is set in `cta_mask`, completing on the barrier at `bar`'s offset in each of them.
+__device__ __forceinline__ void tma_load_4d_multicast(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0,
+                                                      int c1, int c2, int c3, std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "{%3, %4, %5, %6}], [%2], %7;\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+      "h"(cta_mask)
+      : "memory");
+}
 // 4-d tile store from shared memory (the bulk-async group of the issuing thread); rows outside
 // the tensor are not written.
 __device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, const void* src, int c0, int c1, int c2,
@@ -70,6 +81,26 @@ __device__ __forceinline__ void bulk_wait_read_all() {
 __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
+}
+
+// ---- thread-block clusters -------------------------------------------------------------------
+__device__ __forceinline__ unsigned cluster_ctarank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// Every thread of every CTA of the cluster (release/acquire: shared-memory writes and barrier
+// initialisations before it are visible to the cluster after it).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// Arrive on the mbarrier at `bar`'s offset in the shared memory of cluster CTA `cta_rank`.
+__device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned cta_rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+      "r"(cta_rank)
+      : "memory");
 }
 
 // ---- barriers and fences ---------------------------------------------------------------------

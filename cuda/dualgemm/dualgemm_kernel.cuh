@@ -16,6 +16,12 @@
 //             so the next tile's loads overlap this tile's epilogue. Not WS: thread 0 of the consumers
 //             issues each refill after the stage is released, between its own wgmmas, one
 //             output tile per CTA.
+//   cluster   (WS only) CM x CN CTAs: the CM CTAs of a column share its B tiles, the CN CTAs
+//             of a row its A tiles. Each CTA loads 1/CM of B1 and B2 and 1/CN of A per stage
+//             and multicasts its slice to the CTAs that share it; a stage's full barrier in
+//             every CTA counts all the bytes, and a consumer warpgroup releases a stage to
+//             every producer that writes into it (its row and its column), so each producer's
+//             empty barrier counts 2 x (CM + CN - 1) arrivals.
 //   epilogue  scales (fp8), silu(x1) * x2 in fp32, fp16. Direct: each thread stores its
 //             fragment's pairs. TMA store: each warpgroup writes its 64-row part to swizzled
 //             shared memory and one thread stores it by TMA, asynchronously; the buffer is
@@ -74,9 +80,11 @@ struct Params {
   int tiles_m, tiles_n;
 };
 
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore>
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN>
 struct Kernel {
-  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore};
+  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN};
+  static constexpr int kCluster = CM * CN;
+  static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
   static constexpr int kConsumerThreads = 256;
   static constexpr int kWN = kTiling.warpgroup_n();         // a warpgroup's columns
@@ -96,6 +104,8 @@ struct Kernel {
   static constexpr int kSmemBytes = 1024 + Stages * kStageBytes + kCBytes + kBarrierBytes;
   static_assert(kKSteps * 32 == kKBytes);
   static_assert(kWN == 32 || kWN == 64 || kWN == 128);
+  static_assert(kCluster == 1 || WS, "clusters need the persistent producer warpgroup");
+  static_assert(kASlice % 8 == 0 && kBSlice % 8 == 0, "multicast slices are whole 8-row swizzle atoms");
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
@@ -111,11 +121,12 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
   return __fdividef(x1, 1.0f + __expf(-x1)) * x2;
 }
 
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore>
-__global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore>::kThreads, 1)
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN>
+__global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
+  constexpr bool kClustered = Kn::kCluster > 1;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem =
       reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
@@ -126,11 +137,18 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore>::kTh
 
   const int tid = threadIdx.x;
   const int k_blocks = p.K / Kn::kBK;
-  const int tiles = p.L * p.tiles_m * p.tiles_n;
+  // This CTA's place in its cluster: (cm, cn), rank cm + CM * cn.
+  const unsigned rank = kClustered ? cluster_ctarank() : 0;
+  const int cm = int(rank) % CM, cn = int(rank) / CM;
+  // Tiles are handed out per cluster: cluster tile (mc, nc, l) covers row tiles mc*CM .. +CM-1
+  // and column tiles nc*CN .. +CN-1 (rows or columns past the problem load zeros, store nothing).
+  const int ctiles_m = (p.tiles_m + CM - 1) / CM, ctiles_n = (p.tiles_n + CN - 1) / CN;
+  const int cluster_tiles = p.L * ctiles_m * ctiles_n;
+  const int cluster_id = int(blockIdx.x) / Kn::kCluster, clusters = int(gridDim.x) / Kn::kCluster;
   if (tid == 0) {
     for (int s = 0; s < Stages; ++s) {
       mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
+      mbar_init(&empty[s], 2 * (CM + CN - 1));  // each consumer warpgroup of every CTA written to
     }
     mbar_init_fence();
   }
@@ -140,24 +158,54 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore>::kTh
     tma_prefetch_map(&p.b2_map);
     if constexpr (TmaStore) tma_prefetch_map(&p.c_map);
   }
-  __syncthreads();
+  // Peers multicast into this CTA's ring and arrive on its barriers: all initialised first.
+  if constexpr (kClustered) cluster_sync();
+  else __syncthreads();
 
-  // Tile t: m fastest, so the CTAs resident at once share each B tile (the large operand at
-  // the small M this kernel is for) while it is in L2.
-  auto tile_coords = [&](int t, int& m0, int& n0, int& l) {
-    m0 = (t % p.tiles_m) * BM;
-    n0 = (t / p.tiles_m % p.tiles_n) * BN;
-    l = t / (p.tiles_m * p.tiles_n);
+  // Cluster tile ct: m fastest, so the CTAs resident at once share each B tile (the large
+  // operand at the small M this kernel is for) while it is in L2.
+  auto tile_coords = [&](int ct, int& m0, int& n0, int& l) {
+    m0 = ((ct % ctiles_m) * CM + cm) * BM;
+    n0 = ((ct / ctiles_m % ctiles_n) * CN + cn) * BN;
+    l = ct / (ctiles_m * ctiles_n);
   };
-  // Load number `it` of this CTA (k-block kb of tile t) into its stage.
+  // Load number `it` of this CTA (k-block kb of its tile) into its stage: its slices of the
+  // shared tiles, multicast to the CTAs that share them.
   auto issue_load = [&](int it, int m0, int n0, int l, int kb) {
     const int s = it % Stages;
     unsigned char* st = ring + s * Kn::kStageBytes;
     mbar_arrive_expect_tx(&full[s], Kn::kStageBytes);
     const int k0 = kb * Kn::kBK;
-    tma_load_4d(st, &p.a_map, &full[s], k0, m0, l, 0);
-    tma_load_4d(st + Kn::kABytes, &p.b1_map, &full[s], k0, n0, l, 0);
-    tma_load_4d(st + Kn::kABytes + Kn::kBBytes, &p.b2_map, &full[s], k0, n0, l, 0);
+    if constexpr (CN == 1) {
+      tma_load_4d(st, &p.a_map, &full[s], k0, m0, l, 0);
+    } else {
+      std::uint16_t row = 0;  // the CTAs (cm, *)
+      for (int j = 0; j < CN; ++j) row |= std::uint16_t(1u << (cm + CM * j));
+      tma_load_4d_multicast(st + cn * Kn::kASlice * Kn::kKBytes, &p.a_map, &full[s], k0, m0 + cn * Kn::kASlice, l,
+                            0, row);
+    }
+    unsigned char* b1 = st + Kn::kABytes;
+    unsigned char* b2 = b1 + Kn::kBBytes;
+    if constexpr (CM == 1) {
+      tma_load_4d(b1, &p.b1_map, &full[s], k0, n0, l, 0);
+      tma_load_4d(b2, &p.b2_map, &full[s], k0, n0, l, 0);
+    } else {
+      std::uint16_t column = 0;  // the CTAs (*, cn)
+      for (int i = 0; i < CM; ++i) column |= std::uint16_t(1u << (i + CM * cn));
+      const int off = cm * Kn::kBSlice;
+      tma_load_4d_multicast(b1 + off * Kn::kKBytes, &p.b1_map, &full[s], k0, n0 + off, l, 0, column);
+      tma_load_4d_multicast(b2 + off * Kn::kKBytes, &p.b2_map, &full[s], k0, n0 + off, l, 0, column);
+    }
+  };
+  // A consumer warpgroup is done with stage s: tell every producer that writes into it.
+  auto release = [&](int s) {
+    if constexpr (kClustered) {
+      for (int j = 0; j < CN; ++j) mbar_arrive_cluster(&empty[s], unsigned(cm + CM * j));
+      for (int i = 0; i < CM; ++i)
+        if (i != cm) mbar_arrive_cluster(&empty[s], unsigned(i + CM * cn));
+    } else {
+      mbar_arrive(&empty[s]);
+    }
   };
 
   if (WS && tid >= Kn::kConsumerThreads) {
@@ -165,136 +213,137 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore>::kTh
     setmaxnreg_dec<dualgemm::Tiling::kProducerRegs>();
     if (tid == Kn::kConsumerThreads) {
       int it = 0;
-      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      for (int ct = cluster_id; ct < cluster_tiles; ct += clusters) {
         int m0, n0, l;
-        tile_coords(t, m0, n0, l);
+        tile_coords(ct, m0, n0, l);
         for (int kb = 0; kb < k_blocks; ++kb, ++it) {
           mbar_wait(&empty[it % Stages], ((it / Stages) & 1) ^ 1);
           issue_load(it, m0, n0, l, kb);
         }
       }
     }
-    return;
-  }
+  } else {
+    // ---- consumer warpgroups ----
+    if constexpr (WS) setmaxnreg_inc<Kn::kTiling.max_regs_per_thread()>();
+    const int wg = tid / 128, t128 = tid % 128;
+    const int warp = t128 / 32, lane = t128 % 32;
+    // This warpgroup's part of the tile.
+    const int wg_row = BM == 128 ? 64 * wg : 0;
+    const int wg_col = BM == 128 ? 0 : kWN * wg;
+    // Which k-block's stage is released after each wgmma wait: with one stage in flight, the
+    // previous one; with a single stage, this one.
+    constexpr int kInFlight = Stages > 1 ? 1 : 0;
+    int it = 0;
+    for (int ct = cluster_id; ct < cluster_tiles; ct += WS ? clusters : cluster_tiles) {
+      int m0, n0, l;
+      tile_coords(ct, m0, n0, l);
+      if (!WS && tid == 0)
+        for (int j = 0; j < Stages && j < k_blocks; ++j) issue_load(it + j, m0, n0, l, j);
 
-  // ---- consumer warpgroups ----
-  if constexpr (WS) setmaxnreg_inc<Kn::kTiling.max_regs_per_thread()>();
-  const int wg = tid / 128, t128 = tid % 128;
-  const int warp = t128 / 32, lane = t128 % 32;
-  // This warpgroup's part of the tile.
-  const int wg_row = BM == 128 ? 64 * wg : 0;
-  const int wg_col = BM == 128 ? 0 : kWN * wg;
-  // Which k-block's stage is released after each wgmma wait: with one stage in flight, the
-  // previous one; with a single stage, this one.
-  constexpr int kInFlight = Stages > 1 ? 1 : 0;
-  int it = 0;
-  for (int t = blockIdx.x; t < tiles; t += WS ? gridDim.x : tiles) {
-    int m0, n0, l;
-    tile_coords(t, m0, n0, l);
-    if (!WS && tid == 0)
-      for (int j = 0; j < Stages && j < k_blocks; ++j) issue_load(it + j, m0, n0, l, j);
-
-    float acc1[kAcc] = {}, acc2[kAcc] = {};  // overwritten by the first k-step (scale-d 0)
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      const int cur = it + kb, s = cur % Stages;
-      mbar_wait(&full[s], (cur / Stages) & 1);
-      const unsigned char* st = ring + s * Kn::kStageBytes;
-      const std::uint64_t da = sw128_desc(st + wg_row * Kn::kKBytes);
-      const std::uint64_t db1 = sw128_desc(st + Kn::kABytes + wg_col * Kn::kKBytes);
-      const std::uint64_t db2 = sw128_desc(st + Kn::kABytes + Kn::kBBytes + wg_col * Kn::kKBytes);
-      wgmma_fence();
+      float acc1[kAcc] = {}, acc2[kAcc] = {};  // overwritten by the first k-step (scale-d 0)
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        const int cur = it + kb, s = cur % Stages;
+        mbar_wait(&full[s], (cur / Stages) & 1);
+        const unsigned char* st = ring + s * Kn::kStageBytes;
+        const std::uint64_t da = sw128_desc(st + wg_row * Kn::kKBytes);
+        const std::uint64_t db1 = sw128_desc(st + Kn::kABytes + wg_col * Kn::kKBytes);
+        const std::uint64_t db2 = sw128_desc(st + Kn::kABytes + Kn::kBBytes + wg_col * Kn::kKBytes);
+        wgmma_fence();
 #pragma unroll
-      for (int ks = 0; ks < Kn::kKSteps; ++ks) {
-        // 32 bytes along K per step: +2 in the descriptor's 16-byte address units.
-        const bool accumulate = kb > 0 || ks > 0;
-        mma<Fp8, kWN>(da + 2 * ks, db1 + 2 * ks, acc1, accumulate);
-        mma<Fp8, kWN>(da + 2 * ks, db2 + 2 * ks, acc2, accumulate);
+        for (int ks = 0; ks < Kn::kKSteps; ++ks) {
+          // 32 bytes along K per step: +2 in the descriptor's 16-byte address units.
+          const bool accumulate = kb > 0 || ks > 0;
+          mma<Fp8, kWN>(da + 2 * ks, db1 + 2 * ks, acc1, accumulate);
+          mma<Fp8, kWN>(da + 2 * ks, db2 + 2 * ks, acc2, accumulate);
+        }
+        wgmma_commit();
+        wgmma_wait<kInFlight>();
+        fence_regs(acc1);
+        fence_regs(acc2);
+        const int done = kb - kInFlight;  // this k-block's stage is free again
+        if (done >= 0) {
+          const int r = it + done;
+          if (t128 == 0) release(r % Stages);
+          if (!WS && tid == 0 && done + Stages < k_blocks) {
+            mbar_wait(&empty[r % Stages], (r / Stages) & 1);
+            issue_load(r + Stages, m0, n0, l, done + Stages);
+          }
+        }
       }
-      wgmma_commit();
-      wgmma_wait<kInFlight>();
+      wgmma_wait<0>();
       fence_regs(acc1);
       fence_regs(acc2);
-      const int done = kb - kInFlight;  // this k-block's stage is free again
-      if (done >= 0) {
-        const int r = it + done;
-        if (t128 == 0) mbar_arrive(&empty[r % Stages]);
-        if (!WS && tid == 0 && done + Stages < k_blocks) {
-          mbar_wait(&empty[r % Stages], (r / Stages) & 1);
-          issue_load(r + Stages, m0, n0, l, done + Stages);
-        }
+      if (kInFlight && k_blocks > 0) {
+        const int r = it + k_blocks - 1;
+        if (t128 == 0) release(r % Stages);
       }
-    }
-    wgmma_wait<0>();
-    fence_regs(acc1);
-    fence_regs(acc2);
-    if (kInFlight && k_blocks > 0) {
-      const int r = it + k_blocks - 1;
-      if (t128 == 0) mbar_arrive(&empty[r % Stages]);
-    }
-    it += k_blocks;
+      it += k_blocks;
 
-    // ---- epilogue ----
-    // Fragment of a 64 x kWN wgmma accumulator: register 4j + 2h + e holds row
-    // 16*warp + lane/4 + 8h, column 8j + 2*(lane%4) + e.
-    const int row0 = 16 * warp + lane / 4;
-    const int col0 = 2 * (lane % 4);
-    float sa[2] = {1.0f, 1.0f};
-    if constexpr (Fp8) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int m = m0 + wg_row + row0 + 8 * h;
-        sa[h] = m < p.M ? p.a_scale[std::size_t(l) * p.M + m] : 0.0f;
-      }
-    }
-    unsigned char* c_wg = c_stage + wg * 64 * kWN * 2;
-    if constexpr (TmaStore) {
-      // The previous tile's store must have read this warpgroup's buffer.
-      if (t128 == 0) bulk_wait_read_all();
-      named_sync(1 + wg, 128);
-    }
-#pragma unroll
-    for (int j = 0; j < kWN / 8; ++j) {
-      const int col = 8 * j + col0;  // within the warpgroup's part
-      const int n = n0 + wg_col + col;
-      float s1[2] = {1.0f, 1.0f}, s2[2] = {1.0f, 1.0f};
+      // ---- epilogue ----
+      // Fragment of a 64 x kWN wgmma accumulator: register 4j + 2h + e holds row
+      // 16*warp + lane/4 + 8h, column 8j + 2*(lane%4) + e.
+      const int row0 = 16 * warp + lane / 4;
+      const int col0 = 2 * (lane % 4);
+      float sa[2] = {1.0f, 1.0f};
       if constexpr (Fp8) {
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const bool in = n + e < p.N;
-          s1[e] = in ? p.b1_scale[std::size_t(l) * p.N + n + e] : 0.0f;
-          s2[e] = in ? p.b2_scale[std::size_t(l) * p.N + n + e] : 0.0f;
+        for (int h = 0; h < 2; ++h) {
+          const int m = m0 + wg_row + row0 + 8 * h;
+          sa[h] = m < p.M ? p.a_scale[std::size_t(l) * p.M + m] : 0.0f;
         }
       }
+      unsigned char* c_wg = c_stage + wg * 64 * kWN * 2;
+      if constexpr (TmaStore) {
+        // The previous tile's store must have read this warpgroup's buffer.
+        if (t128 == 0) bulk_wait_read_all();
+        named_sync(1 + wg, 128);
+      }
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int i = 4 * j + 2 * h;
-        const __half2 v = __floats2half2_rn(silu_times(acc1[i] * sa[h] * s1[0], acc2[i] * sa[h] * s2[0]),
-                                            silu_times(acc1[i + 1] * sa[h] * s1[1], acc2[i + 1] * sa[h] * s2[1]));
-        const int row = row0 + 8 * h;  // within the warpgroup's part
-        if constexpr (TmaStore) {
-          const int sub = col / Kn::kSubCols, c_in = col % Kn::kSubCols;
-          *reinterpret_cast<__half2*>(c_wg + sub * Kn::kSubBytes + swizzled<Kn::kSubCols * 2>(row, c_in * 2)) = v;
-        } else {
-          const int m = m0 + wg_row + row;
-          if (m < p.M && n < p.N)  // N is even (can_implement), so n + 1 < N as well
-            *reinterpret_cast<__half2*>(p.c + (std::size_t(l) * p.M + m) * p.N + n) = v;
+      for (int j = 0; j < kWN / 8; ++j) {
+        const int col = 8 * j + col0;  // within the warpgroup's part
+        const int n = n0 + wg_col + col;
+        float s1[2] = {1.0f, 1.0f}, s2[2] = {1.0f, 1.0f};
+        if constexpr (Fp8) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const bool in = n + e < p.N;
+            s1[e] = in ? p.b1_scale[std::size_t(l) * p.N + n + e] : 0.0f;
+            s2[e] = in ? p.b2_scale[std::size_t(l) * p.N + n + e] : 0.0f;
+          }
+        }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int i = 4 * j + 2 * h;
+          const __half2 v = __floats2half2_rn(silu_times(acc1[i] * sa[h] * s1[0], acc2[i] * sa[h] * s2[0]),
+                                              silu_times(acc1[i + 1] * sa[h] * s1[1], acc2[i + 1] * sa[h] * s2[1]));
+          const int row = row0 + 8 * h;  // within the warpgroup's part
+          if constexpr (TmaStore) {
+            const int sub = col / Kn::kSubCols, c_in = col % Kn::kSubCols;
+            *reinterpret_cast<__half2*>(c_wg + sub * Kn::kSubBytes + swizzled<Kn::kSubCols * 2>(row, c_in * 2)) = v;
+          } else {
+            const int m = m0 + wg_row + row;
+            if (m < p.M && n < p.N)  // N is even (can_implement), so n + 1 < N as well
+              *reinterpret_cast<__half2*>(p.c + (std::size_t(l) * p.M + m) * p.N + n) = v;
+          }
+        }
+      }
+      if constexpr (TmaStore) {
+        fence_proxy_async();  // the generic-proxy writes above, before the TMA unit reads them
+        named_sync(1 + wg, 128);
+        if (t128 == 0) {
+#pragma unroll
+          for (int sub = 0; sub < kWN / Kn::kSubCols; ++sub)
+            tma_store_4d(&p.c_map, c_wg + sub * Kn::kSubBytes, n0 + wg_col + sub * Kn::kSubCols, m0 + wg_row, l, 0);
+          bulk_commit();
         }
       }
     }
     if constexpr (TmaStore) {
-      fence_proxy_async();  // the generic-proxy writes above, before the TMA unit reads them
-      named_sync(1 + wg, 128);
-      if (t128 == 0) {
-#pragma unroll
-        for (int sub = 0; sub < kWN / Kn::kSubCols; ++sub)
-          tma_store_4d(&p.c_map, c_wg + sub * Kn::kSubBytes, n0 + wg_col + sub * Kn::kSubCols, m0 + wg_row, l, 0);
-        bulk_commit();
-      }
+      if (t128 == 0) bulk_wait_all();
     }
   }
-  if constexpr (TmaStore) {
-    if (t128 == 0) bulk_wait_all();
-  }
+  // No CTA leaves while a peer may still arrive on its barriers or multicast into it.
+  if constexpr (kClustered) cluster_sync();
 }
 
 }  // namespace overlap::cuda::dualgemm_sm90

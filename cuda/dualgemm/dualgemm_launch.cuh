@@ -25,14 +25,15 @@ inline cudaError_t operand_map(CUtensorMap* map, bool fp8, const void* base, lon
                             strides, box);
 }
 
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore>
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN>
 cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
-  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore>;
+  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN>;
   static_assert(Kn::kSmemBytes <= 227 * 1024, "shared memory over the sm_90 per-block limit");
   dualgemm_sm90::Params p{};
-  cudaError_t e = operand_map(&p.a_map, Fp8, a.a, s.L, s.M, s.K, BM);
-  if (e == cudaSuccess) e = operand_map(&p.b1_map, Fp8, a.b1, s.L, s.N, s.K, BN);
-  if (e == cudaSuccess) e = operand_map(&p.b2_map, Fp8, a.b2, s.L, s.N, s.K, BN);
+  // Each CTA loads its slice of the tiles its cluster shares (the whole tile without a cluster).
+  cudaError_t e = operand_map(&p.a_map, Fp8, a.a, s.L, s.M, s.K, Kn::kASlice);
+  if (e == cudaSuccess) e = operand_map(&p.b1_map, Fp8, a.b1, s.L, s.N, s.K, Kn::kBSlice);
+  if (e == cudaSuccess) e = operand_map(&p.b2_map, Fp8, a.b2, s.L, s.N, s.K, Kn::kBSlice);
   if (e == cudaSuccess && TmaStore) {
     const cuuint64_t dims[4] = {cuuint64_t(s.N), cuuint64_t(s.M), cuuint64_t(s.L), 1};
     const cuuint64_t strides[3] = {cuuint64_t(s.N) * 2, cuuint64_t(s.M) * s.N * 2, cuuint64_t(s.L) * s.M * s.N * 2};
@@ -51,26 +52,45 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
   p.L = int(s.L);
   p.tiles_m = int((s.M + BM - 1) / BM);
   p.tiles_n = int((s.N + BN - 1) / BN);
-  const long long tiles = (long long)p.L * p.tiles_m * p.tiles_n;
+  const long long cluster_tiles =
+      (long long)p.L * ((p.tiles_m + CM - 1) / CM) * ((p.tiles_n + CN - 1) / CN);
 
-  auto kernel = dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore>;
+  auto kernel = dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN>;
   if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Kn::kSmemBytes)) != cudaSuccess)
     return e;
-  long long grid = tiles;
-  if (WS) {  // persistent: one CTA per SM, each walking tiles blockIdx.x, + gridDim.x, ...
-    int device = 0, sms = 0;
-    if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
-    if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return e;
-    grid = std::min<long long>(tiles, sms);
+  cudaLaunchConfig_t config{};
+  config.blockDim = dim3(Kn::kThreads);
+  config.dynamicSmemBytes = Kn::kSmemBytes;
+  config.stream = stream;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = Kn::kCluster;
+  cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = Kn::kCluster > 1 ? 1 : 0;  // without a cluster, an ordinary launch
+  long long clusters = cluster_tiles;
+  if (WS) {  // persistent: as many clusters as fit at once (one CTA per SM), each walking tiles id, + count, ...
+    int fit = 0;
+    if (Kn::kCluster > 1) {
+      config.gridDim = dim3(unsigned(Kn::kCluster));
+      if ((e = cudaOccupancyMaxActiveClusters(&fit, kernel, &config)) != cudaSuccess) return e;
+    } else {
+      int device = 0;
+      if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
+      if ((e = cudaDeviceGetAttribute(&fit, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return e;
+    }
+    if (fit < 1) return cudaErrorInvalidConfiguration;
+    clusters = std::min<long long>(cluster_tiles, fit);
   }
-  kernel<<<dim3(unsigned(grid)), dim3(Kn::kThreads), Kn::kSmemBytes, stream>>>(p);
-  return cudaGetLastError();
+  config.gridDim = dim3(unsigned(clusters * Kn::kCluster));
+  return cudaLaunchKernelEx(&config, kernel, p);
 }
 
 template <bool Fp8, std::size_t I>
 cudaError_t launch_index(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
   constexpr dualgemm::Tiling t = dualgemm::kTilings[I];
-  return launch_kernel<Fp8, t.tile_m, t.tile_n, t.stages, t.warp_specialized, t.tma_store>(a, s, stream);
+  return launch_kernel<Fp8, t.tile_m, t.tile_n, t.stages, t.warp_specialized, t.tma_store, t.cluster_m, t.cluster_n>(
+      a, s, stream);
 }
 
 template <bool Fp8, std::size_t... I>

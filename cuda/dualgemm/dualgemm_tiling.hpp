@@ -21,13 +21,20 @@ constexpr int tile_k_for(OperandFormat f) {
 }
 
 struct Tiling {
-  const char* name;       // the variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore]
+  const char* name;       // the variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>]
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
   int stages;
   bool warp_specialized;  // a TMA producer warpgroup + 2 consumer warpgroups, persistent over
                           // tiles, vs the 2 warpgroups alone, one thread issuing TMA between its MMAs
   bool tma_store;         // epilogue staged in shared memory and written by TMA, asynchronously
+  // A thread-block cluster of cluster_m x cluster_n CTAs (warp-specialized only): the CTAs
+  // along M share each B tile, those along N each A tile, every CTA loading its slice of the
+  // shared tile once and TMA multicasting it to the others, so each operand tile leaves L2
+  // once per cluster instead of once per CTA.
+  int cluster_m = 1, cluster_n = 1;
+
+  constexpr int cluster_size() const { return cluster_m * cluster_n; }
 
   static constexpr int consumer_warps() { return 8; }
   // The producer is a whole warpgroup (one thread issues the loads) so that setmaxnreg, which
@@ -55,7 +62,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 20> kTilings = {{
+inline constexpr std::array<Tiling, 25> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -77,6 +84,11 @@ inline constexpr std::array<Tiling, 20> kTilings = {{
     {"tile128x64_stages4_nows_tmastore", "TMA-store epilogue", 128, 64, 4, false, true},
     // Fits every GPU here (48 KiB of shared memory in bf16): the pre-Hopper reference point.
     {"tile64x64_stages2_nows", "small tiles (fits T4, A100)", 64, 64, 2, false, false},
+    {"tile128x64_stages6_ws_c2x1", "cluster multicast", 128, 64, 6, true, false, 2, 1},
+    {"tile128x64_stages6_ws_c1x2", "cluster multicast", 128, 64, 6, true, false, 1, 2},
+    {"tile128x64_stages6_ws_c2x2", "cluster multicast", 128, 64, 6, true, false, 2, 2},
+    {"tile128x128_stages4_ws_c2x1", "cluster multicast", 128, 128, 4, true, false, 2, 1},
+    {"tile128x128_stages4_ws_c2x2", "cluster multicast", 128, 128, 4, true, false, 2, 2},
 }};
 
 }  // namespace overlap::dualgemm

@@ -37,6 +37,9 @@ GemmSpec spec(const dualgemm::Tiling& t, const ShapeArgs& s) {
   g.warp_specialized = t.warp_specialized;
   g.persistent = t.warp_specialized;  // the warp-specialized kernels are persistent (CUTLASS sm90)
   g.tma_store = t.tma_store;
+  g.cluster_size = t.cluster_size();
+  g.b_multicast = t.cluster_m;  // B1 and B2 tiles shared by the cluster's CTAs along M
+  g.a_multicast = t.cluster_n;  // A tiles by those along N
   g.max_regs_per_thread = t.max_regs_per_thread();
   // silu(x1) * x2 per element: exp and reciprocal on the SFU, a few FMAs, two accumulators.
   g.epilogue_fma_per_element = 5;
@@ -65,10 +68,14 @@ std::vector<VariantModel> dualgemm_variant_models() {
     VariantModel m;
     m.workload = "dualgemm";
     m.name = t.name;
-    m.description = fmt::format("{}x{} tiles, {} stages, {}{} ({})", t.tile_m, t.tile_n, t.stages,
-                                t.warp_specialized ? "TMA producer warp + 2 consumer warpgroups, persistent"
+    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{} ({})", t.tile_m, t.tile_n, t.stages,
+                                t.warp_specialized ? "TMA producer warpgroup + 2 consumer warpgroups, persistent"
                                                    : "2 warpgroups, one thread issues TMA between its MMAs",
-                                t.tma_store ? ", TMA-store epilogue" : "", t.hypothesis);
+                                t.tma_store ? ", TMA-store epilogue" : "",
+                                t.cluster_size() > 1 ? fmt::format(", {}x{} cluster multicasting B along M and A along N",
+                                                                   t.cluster_m, t.cluster_n)
+                                                     : "",
+                                t.hypothesis);
     m.cannot_run = [&t](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(t, hw, s); };
     m.build = [&t](const HardwareProfile& hw, const ShapeArgs& s) {
       return std::vector<KernelSpec>{gemm_kernel(hw, spec(t, s))};

@@ -158,7 +158,7 @@ KernelSpec chunk_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   g.warp_specialized = true;
   g.persistent = true;
   g.cluster_size = t.cluster_m;
-  g.multicast_b = true;  // the cluster's CTAs lie along M and share each weight tile by multicast
+  g.b_multicast = t.cluster_m;  // the cluster's CTAs lie along M and share each weight tile by multicast
   g.c_bytes_per_element = 2.0 / 3.0;
   g.max_regs_per_thread = 128;
   g.epilogue_warpgroup = t.epilogue_warps > 0;

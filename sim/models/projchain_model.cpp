@@ -42,7 +42,7 @@ GemmSpec gemm_spec(const HardwareProfile& hw, Variant v, std::string name, const
   g.cluster_size = t.cluster_size;
   // EpilogueFused's clusters lie along M and share each weight tile by multicast (tiling header);
   // ClusterFused's lie along N and share nothing.
-  g.multicast_b = v == Variant::EpilogueFused;
+  g.b_multicast = v == Variant::EpilogueFused ? t.cluster_size : 1;
   return g;
 }
 
