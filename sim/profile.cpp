@@ -53,6 +53,14 @@ const std::vector<ProfileField>& profile_fields() {
       {"shfl_latency_cycles", "cycles", "dependent warp-shuffle latency", &P::shfl_latency_cycles},
       {"sync_latency_cycles", "cycles", "mbarrier hand-off between warps (arrive seen by try_wait)", &P::sync_latency_cycles},
       {"launch_overhead_us", "us", "time per kernel launch in a stream", &P::launch_overhead_us},
+      {"tma_l2_bandwidth_GBps", "GB/s", "TMA loads from L2 into every SM's stage ring, best over 1-6 stages (0: not measured)",
+       &P::tma_l2_bandwidth_GBps},
+      {"tma_l2_latency_ns", "ns", "one 32 KiB TMA load from L2, one in flight per SM, every SM loading (0: not measured)",
+       &P::tma_l2_latency_ns},
+      {"tma_hbm_bandwidth_GBps", "GB/s", "TMA loads from HBM into every SM's stage ring, read bytes (0: not measured)",
+       &P::tma_hbm_bandwidth_GBps},
+      {"tma_hbm_latency_ns", "ns", "one 32 KiB TMA load from HBM, one in flight per SM (0: not measured)",
+       &P::tma_hbm_latency_ns},
   };
   return fields;
 }

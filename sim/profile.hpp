@@ -48,6 +48,13 @@ struct HardwareProfile {
   double shfl_latency_cycles = 0; // dependent warp shuffle, per step
   double sync_latency_cycles = 0; // a CTA barrier / mbarrier round trip
   double launch_overhead_us = 0;
+  // TMA tile loads streamed by every SM through a ring of stages (cuda/calibrate/tma_stream.cu);
+  // 0 where not measured (or no TMA): the model then charges TMA loads by l2_bandwidth_GBps,
+  // hbm_bandwidth_GBps and the load latencies above.
+  double tma_l2_bandwidth_GBps = 0;   // best delivered rate from an L2-resident tensor
+  double tma_l2_latency_ns = 0;       // one 32 KiB load, one in flight per SM, every SM loading
+  double tma_hbm_bandwidth_GBps = 0;  // the same from a tensor larger than L2 (read bytes)
+  double tma_hbm_latency_ns = 0;
   CopyEngine copy_engine = CopyEngine::LdSt;
   std::map<std::string, std::string> sources;  // field name -> where the number comes from
 

@@ -10,7 +10,9 @@
 //   SM latencies    - dependent chains of FFMA, MUFU.EX2, LDS, SHFL and an mbarrier hand-off
 //                     (sm_latency.cu);
 //   SM throughputs  - FFMA and MUFU lanes, shared-memory bytes per clock, mma.sync against
-//                     wgmma (sm_throughput.cu).
+//                     wgmma (sm_throughput.cu);
+//   TMA streams     - every SM streaming 32 KiB TMA loads through 1-6 stages, from L2 and from
+//                     HBM: the delivered bandwidth and one load's latency under load (tma_stream.cu).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -22,6 +24,7 @@
 #include "calibrate/calibrate.hpp"
 #include "calibrate/sm_latency.hpp"
 #include "calibrate/sm_throughput.hpp"
+#include "calibrate/tma_stream.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/timing.hpp"
@@ -270,6 +273,7 @@ Calibration calibrate_device(const CalibrateOptions& options) {
                         "random 128-byte lines, one thread, clock64 cycles per load"});
   for (auto& f : measure_sm_latencies()) cal.fields.push_back(std::move(f));
   for (auto& f : measure_sm_throughput(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
+  for (auto& f : measure_tma_stream(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
   return cal;
 }
 

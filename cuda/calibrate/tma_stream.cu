@@ -1,0 +1,128 @@
+#include "calibrate/tma_stream.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+#include "common/sm90_ptx.cuh"
+#include "common/tensor_map.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device_buffer.hpp"
+#include "runtime/timing.hpp"
+
+namespace overlap::gpu {
+namespace {
+
+using namespace overlap::cuda::sm90;
+
+constexpr int kRowBytes = 128;                      // one 128-byte swizzle atom wide
+constexpr int kBoxRows = 256;                       // the largest TMA box: 32 KiB a load
+constexpr int kBoxBytes = kRowBytes * kBoxRows;
+constexpr int kMaxStages = 6;
+
+// Thread 0 loads box after box into stage i % stages; thread 32 (a second warp) waits for each
+// stage to fill and releases it at once. CTA b reads boxes b * boxes, +1, ... (mod the tensor):
+// disjoint ranges when the tensor holds them all, so from HBM nothing is read twice.
+__global__ void __launch_bounds__(64, 1) tma_stream(const __grid_constant__ CUtensorMap map, int rows, int boxes,
+                                                    int stages) {
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* ring =
+      reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
+  auto* full = reinterpret_cast<std::uint64_t*>(ring + kMaxStages * kBoxBytes);
+  std::uint64_t* empty = full + kMaxStages;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], 1);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  const int box_rows_total = rows / kBoxRows;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < boxes; ++i) {
+      const int s = i % stages;
+      mbar_wait(&empty[s], ((i / stages) & 1) ^ 1);
+      mbar_arrive_expect_tx(&full[s], kBoxBytes);
+      const int row = int((static_cast<long long>(blockIdx.x) * boxes + i) % box_rows_total) * kBoxRows;
+      tma_load_4d(ring + s * kBoxBytes, &map, &full[s], 0, row, 0, 0);
+    }
+  } else if (threadIdx.x == 32) {
+    for (int i = 0; i < boxes; ++i) {
+      const int s = i % stages;
+      mbar_wait(&full[s], (i / stages) & 1);
+      mbar_arrive(&empty[s]);
+    }
+  }
+}
+
+struct StreamResult {
+  int stages;
+  double us, GBps, ns_per_box;  // kernel time; bytes delivered per second; time per box per CTA
+};
+
+std::vector<StreamResult> sweep(std::size_t tensor_bytes, bool flush, int repeats, int sms) {
+  const int rows = int(tensor_bytes / kRowBytes);
+  DeviceBuffer buf(tensor_bytes);
+  OVERLAP_CUDA_CHECK(cudaMemset(buf.get(), 0x3c, tensor_bytes));
+  CUtensorMap map;
+  const cuuint64_t dims[4] = {kRowBytes / 2, cuuint64_t(rows), 1, 1};
+  const cuuint64_t strides[3] = {kRowBytes, cuuint64_t(rows) * kRowBytes, cuuint64_t(rows) * kRowBytes};
+  const cuuint32_t box[4] = {kRowBytes / 2, kBoxRows, 1, 1};
+  OVERLAP_CUDA_CHECK(cuda::make_tensor_map_4d(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, buf.get(), dims, strides, box));
+  const int smem = 1024 + kMaxStages * kBoxBytes + 2 * kMaxStages * 8;
+  OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  constexpr int boxes = 256;  // 8 MiB per CTA
+  std::vector<StreamResult> out;
+  for (int stages : {1, 2, 3, 4, 6}) {
+    TimingOptions options;
+    options.warmup = 2;
+    options.runs_per_set = repeats;
+    options.flush_l2 = flush;
+    const double us = time_launches(
+                          [&](int, cudaStream_t s) { tma_stream<<<sms, 64, smem, s>>>(map, rows, boxes, stages); }, 1,
+                          options)
+                          .median_us;
+    OVERLAP_CUDA_CHECK(cudaGetLastError());
+    const double bytes = double(sms) * boxes * kBoxBytes;
+    out.push_back({stages, us, bytes / (us * 1e3), us * 1e3 / boxes});
+  }
+  return out;
+}
+
+std::string curve(const std::vector<StreamResult>& r) {
+  std::string s;
+  for (const auto& x : r)
+    s += fmt::format("{}{} stage{}: {:.0f} GB/s, {:.0f} ns per box", s.empty() ? "" : "; ", x.stages,
+                     x.stages > 1 ? "s" : "", x.GBps, x.ns_per_box);
+  return s;
+}
+
+}  // namespace
+
+std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capability) {
+  if (compute_capability < 90) return {};
+  int sms = 0;
+  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const auto l2 = sweep(std::size_t(16) << 20, false, repeats, sms);  // resident after the warm-up
+  const auto hbm = sweep(std::size_t(2) << 30, true, repeats, sms);   // 8 MiB per CTA, disjoint: misses
+  const auto best = [](const std::vector<StreamResult>& r) {
+    return std::max_element(r.begin(), r.end(), [](auto& a, auto& b) { return a.GBps < b.GBps; })->GBps;
+  };
+  const std::string how = fmt::format(
+      "measured by overlap calibrate (cuda/calibrate/tma_stream.cu): {} CTAs, one per SM, each streaming 256 TMA "
+      "loads of 32 KiB (256 x 128-byte rows, 128-byte swizzle) through a ring of 1-6 stages released as soon as "
+      "filled, median of {} runs",
+      sms, repeats);
+  return {{"tma_l2_bandwidth_GBps", best(l2), how + ", 16 MiB L2-resident tensor, best over stages: " + curve(l2)},
+          {"tma_l2_latency_ns", l2.front().ns_per_box,
+           how + ", 16 MiB L2-resident tensor, one stage (one load in flight per SM): time per load"},
+          {"tma_hbm_bandwidth_GBps", best(hbm), how + ", 2 GiB tensor (L2 flushed), read bytes, best over stages: " +
+                                                    curve(hbm)},
+          {"tma_hbm_latency_ns", hbm.front().ns_per_box,
+           how + ", 2 GiB tensor (L2 flushed), one stage (one load in flight per SM): time per load"}};
+}
+
+}  // namespace overlap::gpu
