@@ -61,6 +61,9 @@ const std::vector<ProfileField>& profile_fields() {
        &P::tma_hbm_bandwidth_GBps},
       {"tma_hbm_latency_ns", "ns", "one 32 KiB TMA load from HBM, one in flight per SM (0: not measured)",
        &P::tma_hbm_latency_ns},
+      {"cold_code_cycles_per_KiB", "cycles/KiB",
+       "extra cycles of a first pass over code per KiB of SASS, L2 flushed, every SM fetching (0: not measured)",
+       &P::cold_code_cycles_per_KiB},
   };
   return fields;
 }

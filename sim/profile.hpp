@@ -55,6 +55,9 @@ struct HardwareProfile {
   double tma_l2_latency_ns = 0;       // one 32 KiB load, one in flight per SM, every SM loading
   double tma_hbm_bandwidth_GBps = 0;  // the same from a tensor larger than L2 (read bytes)
   double tma_hbm_latency_ns = 0;
+  // Extra cycles a first pass over code costs per KiB of SASS, code in device memory (L2
+  // flushed), every SM fetching (cuda/calibrate/icache.cu); 0: not measured, not charged.
+  double cold_code_cycles_per_KiB = 0;
   CopyEngine copy_engine = CopyEngine::LdSt;
   std::map<std::string, std::string> sources;  // field name -> where the number comes from
 

@@ -12,7 +12,9 @@
 //   SM throughputs  - FFMA and MUFU lanes, shared-memory bytes per clock, mma.sync against
 //                     wgmma (sm_throughput.cu);
 //   TMA streams     - every SM streaming 32 KiB TMA loads through 1-6 stages, from L2 and from
-//                     HBM: the delivered bandwidth and one load's latency under load (tma_stream.cu).
+//                     HBM: the delivered bandwidth and one load's latency under load (tma_stream.cu);
+//   cold code       - a first pass over 64 KiB of straight-line SASS against a second, after an
+//                     L2 flush: instruction-fetch cycles per KiB (icache.cu).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -22,6 +24,7 @@
 #include <random>
 
 #include "calibrate/calibrate.hpp"
+#include "calibrate/icache.hpp"
 #include "calibrate/sm_latency.hpp"
 #include "calibrate/sm_throughput.hpp"
 #include "calibrate/tma_stream.hpp"
@@ -274,6 +277,7 @@ Calibration calibrate_device(const CalibrateOptions& options) {
   for (auto& f : measure_sm_latencies()) cal.fields.push_back(std::move(f));
   for (auto& f : measure_sm_throughput(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
   for (auto& f : measure_tma_stream(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
+  for (auto& f : measure_cold_code()) cal.fields.push_back(std::move(f));
   return cal;
 }
 

@@ -94,11 +94,14 @@ __device__ __forceinline__ unsigned cluster_ctarank() {
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
-// Arrive on the mbarrier at `bar`'s offset in the shared memory of cluster CTA `cta_rank`.
+// Arrive on the mbarrier at `bar`'s offset in the shared memory of cluster CTA `cta_rank`. CTA
+// scope, as CUTLASS's ClusterBarrier::arrive: a consumer releasing a stage it read through wgmma
+// (complete at wgmma.wait_group) has no ordinary writes to publish, and .release.cluster would
+// put a GPU-wide memory fence before every arrive.
 __device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned cta_rank) {
   asm volatile(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
       "r"(cta_rank)
       : "memory");
 }

@@ -70,7 +70,7 @@ __device__ __forceinline__ void mma(std::uint64_t a, std::uint64_t b, float (&d)
 }
 
 struct Params {
-  CUtensorMap a_map, b1_map, b2_map;  // {K, rows, L, 1}, box {128 bytes of K, tile rows, 1, 1}
+  CUtensorMap a_map, b1_map, b2_map;  // {K, rows, L, 1}, box {128 bytes of K, a CTA's slice of the tile's rows}
   CUtensorMap c_map;                  // TMA store: {N, M, L, 1}, box {sub-tile cols, 64, 1, 1}
   __half* c;                          // [L, M, N]
   const float* a_scale;               // fp8: [L, M]; bf16: null
@@ -106,6 +106,8 @@ struct Kernel {
   static_assert(kWN == 32 || kWN == 64 || kWN == 128);
   static_assert(kCluster == 1 || WS, "clusters need the persistent producer warpgroup");
   static_assert(kASlice % 8 == 0 && kBSlice % 8 == 0, "multicast slices are whole 8-row swizzle atoms");
+  static_assert(BM % CN == 0 && BN % CM == 0, "the slices cover the tiles");
+  static_assert(kCluster <= 8, "a portable cluster (and a 16-bit multicast mask)");
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's

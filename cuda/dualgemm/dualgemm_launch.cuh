@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <utility>
 
@@ -70,16 +71,21 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
   config.numAttrs = Kn::kCluster > 1 ? 1 : 0;  // without a cluster, an ordinary launch
   long long clusters = cluster_tiles;
   if (WS) {  // persistent: as many clusters as fit at once (one CTA per SM), each walking tiles id, + count, ...
-    int fit = 0;
-    if (Kn::kCluster > 1) {
-      config.gridDim = dim3(unsigned(Kn::kCluster));
-      if ((e = cudaOccupancyMaxActiveClusters(&fit, kernel, &config)) != cudaSuccess) return e;
-    } else {
-      int device = 0;
-      if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
-      if ((e = cudaDeviceGetAttribute(&fit, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return e;
+    int device = 0;
+    if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
+    // Asked once per device and instantiation (the occupancy query is not free on every call).
+    static std::atomic<int> fit_by_device[64] = {};
+    int fit = device < 64 ? fit_by_device[device].load(std::memory_order_relaxed) : 0;
+    if (fit == 0) {
+      if (Kn::kCluster > 1) {
+        config.gridDim = dim3(unsigned(Kn::kCluster));
+        if ((e = cudaOccupancyMaxActiveClusters(&fit, kernel, &config)) != cudaSuccess) return e;
+      } else if ((e = cudaDeviceGetAttribute(&fit, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) {
+        return e;
+      }
+      if (fit < 1) return cudaErrorInvalidConfiguration;
+      if (device < 64) fit_by_device[device].store(fit, std::memory_order_relaxed);
     }
-    if (fit < 1) return cudaErrorInvalidConfiguration;
     clusters = std::min<long long>(cluster_tiles, fit);
   }
   config.gridDim = dim3(unsigned(clusters * Kn::kCluster));
