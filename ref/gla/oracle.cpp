@@ -10,19 +10,20 @@
 
 namespace overlap::gla {
 
+void check_size(std::string_view what, const char* name, std::size_t have, std::int64_t want) {
+  OVERLAP_REQUIRE(have == static_cast<std::size_t>(want), "{}: array '{}' has {} elements, the shape needs {}", what,
+                  name, have, want);
+}
+
 void check_sizes(const GlaShape& shape, const GlaInputs& in, std::size_t o_size,
                  std::size_t hT_size) {
-  const auto expect = [](const char* name, std::size_t have, std::int64_t want) {
-    OVERLAP_REQUIRE(have == static_cast<std::size_t>(want),
-                    "gla: array '{}' has {} elements, the shape needs {}", name, have, want);
-  };
-  expect("q", in.q.size(), shape.qk_numel());
-  expect("k", in.k.size(), shape.qk_numel());
-  expect("g", in.g.size(), shape.qk_numel());
-  expect("v", in.v.size(), shape.v_numel());
-  expect("h0", in.h0.size(), shape.has_h0 ? shape.state_numel() : 0);
-  expect("o", o_size, shape.v_numel());
-  expect("hT", hT_size, shape.want_hT ? shape.state_numel() : 0);
+  check_size("gla", "q", in.q.size(), shape.qk_numel());
+  check_size("gla", "k", in.k.size(), shape.qk_numel());
+  check_size("gla", "g", in.g.size(), shape.qk_numel());
+  check_size("gla", "v", in.v.size(), shape.v_numel());
+  check_size("gla", "h0", in.h0.size(), shape.has_h0 ? shape.state_numel() : 0);
+  check_size("gla", "o", o_size, shape.v_numel());
+  check_size("gla", "hT", hT_size, shape.want_hT ? shape.state_numel() : 0);
 }
 
 void oracle(const GlaShape& shape, const GlaInputs& in, const GlaOutputs<double>& out) {

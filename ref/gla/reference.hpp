@@ -2,10 +2,13 @@
 // The gla forward function on plain arrays, in two implementations that must agree:
 //   oracle()            float64, step by step from the recurrence (the definition);
 //   chunked_reference() fp32, chunked with sub-chunk anchoring of the exponents, parallel
-//                       (the algorithm the GPU kernels use).
+//                       (the algorithm the GPU kernels use);
+// and the gradients of the forward, oracle_backward(): float64, the recurrence run backwards.
 // Arrays are row-major in the layout of gla/shape.hpp. q, k, v hold bf16 values already
 // decoded to float (decoding is exact), so both functions see the very numbers the kernels see.
+#include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "gla/shape.hpp"
 
@@ -31,9 +34,34 @@ struct ChunkOptions {
 };
 
 // Throws overlap::Error when a span's size does not match the shape (names tensor and sizes).
+void check_size(std::string_view what, const char* name, std::size_t have, std::int64_t want);
 void check_sizes(const GlaShape& shape, const GlaInputs& in, std::size_t o_size, std::size_t hT_size);
 
 void oracle(const GlaShape& shape, const GlaInputs& in, const GlaOutputs<double>& out);
+
+// The gradients flowing into the forward's outputs: of a loss L, dL/do and dL/dhT.
+struct GlaOutputGrads {
+  std::span<const float> do_;  // [B,T,H,V]
+  std::span<const float> dhT;  // [B,H,K,V] when shape.want_hT, else empty
+};
+
+// dL/d(every input): each has its input's layout.
+template <class T>
+struct GlaInputGrads {
+  std::span<T> dq, dk, dg;  // [B,T,H,K]
+  std::span<T> dv;          // [B,T,H,V]
+  std::span<T> dh0;         // [B,H,K,V] when shape.has_h0, else empty
+};
+
+// Reverse mode through S_t = diag(exp(g_t)) S_{t-1} + k_t v_t^T, o_t = s S_t^T q_t, in float64,
+// per (batch, head): with dS carrying dL/dS_t backwards from dhT,
+//   dq_t = s S_t do_t;  dS += s q_t do_t^T;  dk_t = dS v_t;  dv_t = dS^T k_t;
+//   dg_t = exp(g_t) * rowsum(dS * S_{t-1});  dS = diag(exp(g_t)) dS;  dh0 = dS at the end.
+// S_{t-1} is recomputed forward from states kept every `checkpoint` tokens (exactly the values
+// the forward produced: the same float64 operations in the same order). Throws on a size
+// mismatch, naming the array.
+void oracle_backward(const GlaShape& shape, const GlaInputs& in, const GlaOutputGrads& grads,
+                     const GlaInputGrads<double>& out, int checkpoint = 64);
 void chunked_reference(const GlaShape& shape, const GlaInputs& in, const GlaOutputs<float>& out,
                        const ChunkOptions& options = {});
 
