@@ -9,26 +9,22 @@
 #include "gla/reference.hpp"
 
 namespace overlap::gla {
-namespace {
-
-void check_backward_sizes(const GlaShape& shape, const GlaInputs& in, const GlaOutputGrads& grads,
-                          const GlaInputGrads<double>& out) {
+void check_backward_sizes(const GlaShape& shape, const GlaInputs& in, const GlaOutputGrads& grads, std::size_t dq,
+                          std::size_t dk, std::size_t dg, std::size_t dv, std::size_t dh0) {
   check_sizes(shape, in, std::size_t(shape.v_numel()), shape.want_hT ? std::size_t(shape.state_numel()) : 0);
   check_size("gla backward", "do", grads.do_.size(), shape.v_numel());
   check_size("gla backward", "dhT", grads.dhT.size(), shape.want_hT ? shape.state_numel() : 0);
-  check_size("gla backward", "dq", out.dq.size(), shape.qk_numel());
-  check_size("gla backward", "dk", out.dk.size(), shape.qk_numel());
-  check_size("gla backward", "dg", out.dg.size(), shape.qk_numel());
-  check_size("gla backward", "dv", out.dv.size(), shape.v_numel());
-  check_size("gla backward", "dh0", out.dh0.size(), shape.has_h0 ? shape.state_numel() : 0);
+  check_size("gla backward", "dq", dq, shape.qk_numel());
+  check_size("gla backward", "dk", dk, shape.qk_numel());
+  check_size("gla backward", "dg", dg, shape.qk_numel());
+  check_size("gla backward", "dv", dv, shape.v_numel());
+  check_size("gla backward", "dh0", dh0, shape.has_h0 ? shape.state_numel() : 0);
 }
-
-}  // namespace
 
 void oracle_backward(const GlaShape& shape, const GlaInputs& in, const GlaOutputGrads& grads,
                      const GlaInputGrads<double>& out, int checkpoint) {
   OVERLAP_REQUIRE(checkpoint >= 1, "gla backward: checkpoint = {} must be at least 1", checkpoint);
-  check_backward_sizes(shape, in, grads, out);
+  check_backward_sizes(shape, in, grads, out.dq.size(), out.dk.size(), out.dg.size(), out.dv.size(), out.dh0.size());
   const std::int64_t T = shape.T, H = shape.H, K = shape.K, V = shape.V, KV = K * V;
   const double s = shape.scale;
   tbb::parallel_for(std::int64_t{0}, shape.B * H, [&](std::int64_t bh) {

@@ -3,7 +3,9 @@
 //   oracle()            float64, step by step from the recurrence (the definition);
 //   chunked_reference() fp32, chunked with sub-chunk anchoring of the exponents, parallel
 //                       (the algorithm the GPU kernels use);
-// and the gradients of the forward, oracle_backward(): float64, the recurrence run backwards.
+// and the gradients of the forward in two implementations that must agree:
+//   oracle_backward()            float64, the recurrence run backwards;
+//   chunked_reference_backward() fp32, chunk by chunk (the form a chunked backward kernel takes).
 // Arrays are row-major in the layout of gla/shape.hpp. q, k, v hold bf16 values already
 // decoded to float (decoding is exact), so both functions see the very numbers the kernels see.
 #include <cstdint>
@@ -36,6 +38,10 @@ struct ChunkOptions {
 // Throws overlap::Error when a span's size does not match the shape (names tensor and sizes).
 void check_size(std::string_view what, const char* name, std::size_t have, std::int64_t want);
 void check_sizes(const GlaShape& shape, const GlaInputs& in, std::size_t o_size, std::size_t hT_size);
+struct GlaOutputGrads;
+// The backward's arrays: the inputs, do and dhT, and the gradients' sizes.
+void check_backward_sizes(const GlaShape& shape, const GlaInputs& in, const GlaOutputGrads& grads, std::size_t dq,
+                          std::size_t dk, std::size_t dg, std::size_t dv, std::size_t dh0);
 
 void oracle(const GlaShape& shape, const GlaInputs& in, const GlaOutputs<double>& out);
 
@@ -62,6 +68,12 @@ struct GlaInputGrads {
 // mismatch, naming the array.
 void oracle_backward(const GlaShape& shape, const GlaInputs& in, const GlaOutputGrads& grads,
                      const GlaInputGrads<double>& out, int checkpoint = 64);
+
+// The same gradients in fp32, chunk by chunk (chunked_backward.cpp says how); `options.chunk`
+// tokens a chunk (sub_chunk is not used: every decay is formed from a difference of cumulative
+// log-gates, never split). Throws as oracle_backward does.
+void chunked_reference_backward(const GlaShape& shape, const GlaInputs& in, const GlaOutputGrads& grads,
+                                const GlaInputGrads<float>& out, const ChunkOptions& options = {});
 void chunked_reference(const GlaShape& shape, const GlaInputs& in, const GlaOutputs<float>& out,
                        const ChunkOptions& options = {});
 

@@ -24,14 +24,6 @@ void quantize(std::vector<float>& x) {
   for (float& v : x) v = static_cast<float>(std::round(double{v} * 256) / 256);
 }
 
-struct Grads {
-  std::vector<double> dq, dk, dg, dv, dh0;
-  explicit Grads(const GlaShape& s)
-      : dq(std::size_t(s.qk_numel())), dk(dq.size()), dg(dq.size()), dv(std::size_t(s.v_numel())),
-        dh0(s.has_h0 ? std::size_t(s.state_numel()) : 0) {}
-  GlaInputGrads<double> spans() { return {dq, dk, dg, dv, dh0}; }
-};
-
 // The loss whose gradient the backward computes: sum(do * o) + sum(dhT * hT).
 double loss(const GlaShape& s, const DecodedInputs& in, const std::vector<float>& d_o, const std::vector<float>& dhT) {
   const auto r = run_oracle(s, in.spans());
@@ -66,7 +58,7 @@ TEST_P(GlaOracleBackward, MatchesCentralDifferencesOfTheForward) {
   const std::vector<float> d_o = random_floats(std::size_t(s.v_numel()), 101);
   const std::vector<float> dhT = s.want_hT ? random_floats(std::size_t(s.state_numel()), 102) : std::vector<float>{};
 
-  Grads g(s);
+  Gradients<double> g(s);
   oracle_backward(s, in.spans(), {d_o, dhT}, g.spans());
   const std::vector<std::tuple<const char*, std::vector<float>*, const std::vector<double>*>> tensors = {
       {"dq", &in.q, &g.dq}, {"dk", &in.k, &g.dk}, {"dv", &in.v, &g.dv}, {"dg", &in.g, &g.dg}, {"dh0", &in.h0, &g.dh0}};
@@ -104,10 +96,10 @@ TEST(GlaOracleBackwardCheckpoints, EveryIntervalGivesIdenticalGradients) {
   const Problem p(parse_shape("B=2,T=37,H=2,K=5,V=4"), 5, "strong_gates");
   const std::vector<float> d_o = random_floats(std::size_t(p.shape.v_numel()), 7);
   const std::vector<float> dhT = random_floats(std::size_t(p.shape.state_numel()), 8);
-  Grads base(p.shape);
+  Gradients<double> base(p.shape);
   oracle_backward(p.shape, p.in.spans(), {d_o, dhT}, base.spans(), 64);
   for (int interval : {1, 4, 36, 37}) {
-    Grads g(p.shape);
+    Gradients<double> g(p.shape);
     oracle_backward(p.shape, p.in.spans(), {d_o, dhT}, g.spans(), interval);
     EXPECT_EQ(g.dq, base.dq) << interval;
     EXPECT_EQ(g.dk, base.dk) << interval;
@@ -120,7 +112,7 @@ TEST(GlaOracleBackwardCheckpoints, EveryIntervalGivesIdenticalGradients) {
 TEST(GlaOracleBackwardBadInput, NamesTheArrayOfTheWrongSize) {
   const Problem p(parse_shape("B=1,T=4,H=1,K=2,V=2"), 1, "default");
   const std::vector<float> d_o(7), dhT(4);  // o has 8 elements
-  Grads g(p.shape);
+  Gradients<double> g(p.shape);
   try {
     oracle_backward(p.shape, p.in.spans(), {d_o, dhT}, g.spans());
     FAIL() << "accepted a 7-element do";

@@ -41,6 +41,16 @@ struct Result {
   GlaOutputs<T> spans() { return {o, hT}; }
 };
 
+// Storage for the gradients of every input (GlaInputGrads spans into it).
+template <class T>
+struct Gradients {
+  std::vector<T> dq, dk, dg, dv, dh0;
+  explicit Gradients(const GlaShape& s)
+      : dq(std::size_t(s.qk_numel())), dk(dq.size()), dg(dq.size()), dv(std::size_t(s.v_numel())),
+        dh0(s.has_h0 ? std::size_t(s.state_numel()) : 0) {}
+  GlaInputGrads<T> spans() { return {dq, dk, dg, dv, dh0}; }
+};
+
 // Inputs of `shape` drawn from (seed, distribution), decoded to float.
 struct Problem {
   GlaShape shape;
