@@ -43,7 +43,7 @@ void print_predictions(const RunOptions& o) {
 
 bool check_cpu_references(std::uint64_t seed) {
   fmt::print("CPU check: fast reference against the float64 oracle on fresh test vectors (seed {})\n\n", seed);
-  fmt::print("{:<10} {:<34} {:<7} {:>11} {:>10} {:>9}  {}\n", "workload", "shape", "output", "rel_error",
+  fmt::print("{:<12} {:<34} {:<7} {:>11} {:>10} {:>9}  {}\n", "workload", "shape", "output", "rel_error",
              "tolerance", "fast_ms", "result");
   bool all_pass = true;
   for (const Workload* w : all_workloads()) {
@@ -56,7 +56,7 @@ bool check_cpu_references(std::uint64_t seed) {
       // agree far tighter than the kernels' tolerance.
       const bool pass = c.pass() && c.rel_error <= 1e-5;
       all_pass &= pass;
-      fmt::print("{:<10} {:<34} {:<7} {:>11.2e} {:>10.0e} {:>9.1f}  {}\n", w->name(), set.shape.to_string(), c.name,
+      fmt::print("{:<12} {:<34} {:<7} {:>11.2e} {:>10.0e} {:>9.1f}  {}\n", w->name(), set.shape.to_string(), c.name,
                  c.rel_error, 1e-5, ms, pass ? "PASS" : "FAIL");
     }
   }

@@ -1,5 +1,6 @@
 #include "gla/inputs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -89,23 +90,52 @@ TensorMap make_inputs(const GlaShape& shape, std::uint64_t seed, std::string_vie
   return inputs;
 }
 
-void validate_inputs(const GlaShape& shape, const TensorMap& inputs) {
+namespace {
+
+// The forward's tensors, and no others but `extra` (the backward's incoming gradients).
+void validate_forward(const GlaShape& shape, const TensorMap& inputs, std::initializer_list<std::string_view> extra,
+                      std::string_view what) {
   require_tensor_like(inputs, "q", kQkvDType, shape.qk_shape());
   require_tensor_like(inputs, "k", kQkvDType, shape.qk_shape());
   require_tensor_like(inputs, "v", kQkvDType, shape.v_shape());
   require_tensor_like(inputs, "g", kGateDType, shape.qk_shape());
   if (shape.has_h0) require_tensor_like(inputs, "h0", kStateDType, shape.state_shape());
   for (const auto& [name, tensor] : inputs) {
-    const bool known = name == "q" || name == "k" || name == "v" || name == "g" ||
-                       (name == "h0" && shape.has_h0);
-    OVERLAP_REQUIRE(known, "gla: unexpected input tensor '{}'{}", name,
-                    name == "h0" ? " (the shape says h0=0)" : "");
+    const bool known = name == "q" || name == "k" || name == "v" || name == "g" || (name == "h0" && shape.has_h0) ||
+                       std::find(extra.begin(), extra.end(), name) != extra.end();
+    OVERLAP_REQUIRE(known, "{}: unexpected input tensor '{}'{}", what, name,
+                    name == "h0" ? " (the shape says h0=0)" : name == "dhT" ? " (the shape says hT=0)" : "");
   }
   // exp(g) is a forget factor: g > 0 would let the state grow without bound.
   const auto g = inputs.at("g").view<float>();
   for (std::size_t i = 0; i < g.size(); ++i)
-    OVERLAP_REQUIRE(g[i] <= 0.0f, "gla: gate g{} = {} at index {} is positive (log forget gate must be <= 0)",
+    OVERLAP_REQUIRE(g[i] <= 0.0f, "{}: gate g{} = {} at index {} is positive (log forget gate must be <= 0)", what,
                     multi_index(shape.qk_shape(), static_cast<std::int64_t>(i)), g[i], i);
+}
+
+}  // namespace
+
+void validate_inputs(const GlaShape& shape, const TensorMap& inputs) { validate_forward(shape, inputs, {}, "gla"); }
+
+TensorMap make_backward_inputs(const GlaShape& shape, std::uint64_t seed, std::string_view distribution) {
+  TensorMap inputs = make_inputs(shape, seed, distribution);
+  inputs["do"] = normal_tensor(shape.v_shape(), kQkvDType, seed, "do", 1.0);
+  if (shape.want_hT) inputs["dhT"] = normal_tensor(shape.state_shape(), kStateDType, seed, "dhT", 0.1);
+  return inputs;
+}
+
+void validate_backward_inputs(const GlaShape& shape, const TensorMap& inputs) {
+  if (shape.want_hT) validate_forward(shape, inputs, {"do", "dhT"}, "gla_backward");
+  else validate_forward(shape, inputs, {"do"}, "gla_backward");
+  require_tensor_like(inputs, "do", kQkvDType, shape.v_shape());
+  if (shape.want_hT) require_tensor_like(inputs, "dhT", kStateDType, shape.state_shape());
+}
+
+DecodedOutputGrads decode_output_grads(const GlaShape& shape, const TensorMap& inputs) {
+  DecodedOutputGrads d;
+  d.do_ = inputs.at("do").to_f32();
+  if (shape.want_hT) d.dhT = inputs.at("dhT").to_f32();
+  return d;
 }
 
 DecodedInputs decode_inputs(const GlaShape& shape, const TensorMap& inputs) {

@@ -25,6 +25,12 @@ TensorMap make_inputs(const GlaShape& shape, std::uint64_t seed, std::string_vie
 // or a gate g > 0 (naming the index and value).
 void validate_inputs(const GlaShape& shape, const TensorMap& inputs);
 
+// The backward's inputs: the forward's plus the gradients flowing into its outputs, "do"
+// (BF16, o's shape, N(0,1)) and, when the shape has hT, "dhT" (F32, N(0, 0.1^2)). Validation
+// as validate_inputs, plus those two.
+TensorMap make_backward_inputs(const GlaShape& shape, std::uint64_t seed, std::string_view distribution);
+void validate_backward_inputs(const GlaShape& shape, const TensorMap& inputs);
+
 // Inputs decoded to float (exact) and kept alive for GlaInputs spans into them.
 struct DecodedInputs {
   std::vector<float> q, k, v, g, h0;
@@ -32,7 +38,15 @@ struct DecodedInputs {
 };
 DecodedInputs decode_inputs(const GlaShape& shape, const TensorMap& inputs);
 
+struct DecodedOutputGrads {
+  std::vector<float> do_, dhT;
+  GlaOutputGrads spans() const { return {do_, dhT}; }
+};
+DecodedOutputGrads decode_output_grads(const GlaShape& shape, const TensorMap& inputs);
+
 // The gla Workload (what overlap::make_gla_workload() and find_workload("gla") return).
 std::unique_ptr<Workload> make_workload();
+// gla_backward: the same shapes and inputs plus do / dhT; outputs dq, dk, dv, dg (and dh0).
+std::unique_ptr<Workload> make_backward_workload();
 
 }  // namespace overlap::gla

@@ -12,6 +12,7 @@ const std::vector<const Workload*>& all_workloads() {
     v.push_back(make_linrnn_workload());
     v.push_back(make_projchain_workload());
     v.push_back(make_dualgemm_workload());
+    v.push_back(make_gla_backward_workload());
     return v;
   }();
   static const std::vector<const Workload*> view = [] {

@@ -54,13 +54,14 @@ class Workload {
   ShapeArgs default_shape() const { return ShapeArgs::defaults(shape_keys()); }
 };
 
-// All workloads, in SPEC order.
+// All workloads, in SPEC order, then gla_backward (issue 18: the gla forward's gradients).
 const std::vector<const Workload*>& all_workloads();
-// Throws "unknown workload 'x' (known: gla, linrnn, projchain, dualgemm)".
+// Throws "unknown workload 'x' (known: gla, linrnn, projchain, dualgemm, gla_backward)".
 const Workload& find_workload(std::string_view name);
 
 // Factories, one per workload folder.
 std::unique_ptr<Workload> make_gla_workload();
+std::unique_ptr<Workload> make_gla_backward_workload();
 std::unique_ptr<Workload> make_linrnn_workload();
 std::unique_ptr<Workload> make_projchain_workload();
 std::unique_ptr<Workload> make_dualgemm_workload();

@@ -140,7 +140,7 @@ def test_trace_is_a_chrome_trace_written_where_asked(tmp_path):
 
 
 def test_listing_workloads_variants_and_reference_shapes():
-    assert overlap.workloads() == ["gla", "linrnn", "projchain", "dualgemm"]
+    assert overlap.workloads() == ["gla", "linrnn", "projchain", "dualgemm", "gla_backward"]
     gla = [v["name"] for v in overlap.variants("gla")]
     assert "pingpong_fused" in gla and all(v["workload"] == "gla" for v in overlap.variants("gla"))
     assert overlap.reference_shape("linrnn").startswith("B=4,T=2048,d=256,dv=64")

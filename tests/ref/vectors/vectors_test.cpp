@@ -100,14 +100,14 @@ TEST_P(VectorsPerWorkload, ReaderRejectsAFileWhoseInputsWereTamperedWith) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllWorkloads, VectorsPerWorkload,
-                         ::testing::Values("gla", "linrnn", "projchain", "dualgemm"));
+                         ::testing::Values("gla", "linrnn", "projchain", "dualgemm", "gla_backward"));
 
 TEST(Vectors, UnknownWorkloadAndDistributionAreNamedInTheError) {
   try {
     make_vector_set({.workload = "glaa"});
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "unknown workload 'glaa' (known: gla, linrnn, projchain, dualgemm)");
+    EXPECT_STREQ(e.what(), "unknown workload 'glaa' (known: gla, linrnn, projchain, dualgemm, gla_backward)");
   }
   EXPECT_THROW(make_vector_set({.workload = "gla", .distribution = "nope"}), Error);
 }
