@@ -21,7 +21,7 @@ std::vector<ShapeKey> fallback_keys(std::string_view workload) {
             {"dk", 128, "head dim"}};
   if (workload == "dualgemm")
     return {{"L", 1, "batch"}, {"M", 256, "rows"}, {"N", 4096, "columns"}, {"K", 7168, "reduction"},
-            {"fmt", 0, "0 bf16, 1 fp8 e4m3, 2 nvfp4", 0}};
+            {"fmt", 0, "0 bf16, 1 fp8 e4m3, 2 nvfp4", 0, {{"bf16", 0}, {"fp8", 1}, {"fp8_e4m3", 1}, {"nvfp4", 2}}}};
   std::string names;
   for (const auto& w : workload_names()) names += (names.empty() ? "" : ", ") + w;
   fail("unknown workload '{}' (known: {})", workload, names);

@@ -1,5 +1,6 @@
 #include "core/shape_args.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -10,6 +11,11 @@ namespace {
 std::string known_keys(const std::vector<ShapeKey>& keys) {
   std::string s;
   for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k.name;
+  return s;
+}
+std::string value_names(const ShapeKey& key) {
+  std::string s;
+  for (const auto& [name, value] : key.names) s += (s.empty() ? "" : ", ") + name + " (" + std::to_string(value) + ")";
   return s;
 }
 std::string_view trim(std::string_view s) {
@@ -46,8 +52,13 @@ ShapeArgs ShapeArgs::parse(std::string_view text, const std::vector<ShapeKey>& k
     seen.push_back(key);
     std::int64_t value = 0;
     const auto [end, ec] = std::from_chars(value_text.data(), value_text.data() + value_text.size(), value);
-    OVERLAP_REQUIRE(ec == std::errc() && end == value_text.data() + value_text.size(),
-                    "shape key '{}' has value '{}', expected an integer", key, value_text);
+    if (ec != std::errc() || end != value_text.data() + value_text.size()) {
+      const auto named = std::find_if(spec->names.begin(), spec->names.end(),
+                                      [&](const auto& n) { return n.first == value_text; });
+      OVERLAP_REQUIRE(named != spec->names.end(), "shape key '{}' has value '{}', expected an integer{}", key,
+                      value_text, spec->names.empty() ? "" : " or one of " + value_names(*spec));
+      value = named->second;
+    }
     OVERLAP_REQUIRE(value >= spec->min_value, "shape key '{}' = {} is below its minimum {}", key,
                     value, spec->min_value);
     args.set(key, value);

@@ -15,13 +15,17 @@ struct ShapeKey {
   std::int64_t default_value;
   std::string description;
   std::int64_t min_value = 1;  // smallest allowed value (0 for on/off flags)
+  // Names a user may write instead of a value ("fmt=nvfp4" for "fmt=2"); the canonical text
+  // keeps the number.
+  std::vector<std::pair<std::string, std::int64_t>> names = {};
 };
 
 class ShapeArgs {
  public:
   ShapeArgs() = default;
-  // Parses "K=V,K=V" against `keys`: missing keys take their default; an unknown key, a
-  // repeated key, a non-integer or a value below the key's minimum is an overlap::Error.
+  // Parses "K=V,K=V" against `keys`: missing keys take their default; V is an integer or one of
+  // the key's names. An unknown key, a repeated key, a value that is neither or a value below
+  // the key's minimum is an overlap::Error.
   static ShapeArgs parse(std::string_view text, const std::vector<ShapeKey>& keys);
   static ShapeArgs defaults(const std::vector<ShapeKey>& keys);
 

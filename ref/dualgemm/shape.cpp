@@ -23,7 +23,8 @@ const std::vector<ShapeKey>& shape_keys() {
       {"M", 256, "rows of A and C"},
       {"N", 512, "rows of B1 and B2, columns of C"},
       {"K", 256, "reduction length, a multiple of 256"},
-      {"fmt", 0, "input format: 0 = bf16, 1 = fp8 e4m3 with per-row fp32 scales, 2 = nvfp4", 0},
+      {"fmt", 0, "input format: 0 = bf16, 1 = fp8 e4m3 with per-row fp32 scales, 2 = nvfp4", 0,
+       {{"bf16", 0}, {"fp8", 1}, {"fp8_e4m3", 1}, {"nvfp4", 2}}},
   };
   return keys;
 }

@@ -77,5 +77,23 @@ INSTANTIATE_TEST_SUITE_P(
                       BadShape{"B=1,B=2", "given twice"}, BadShape{"h0=-1", "below its minimum 0"},
                       BadShape{"T=99999999999999999999", "expected an integer"}));
 
+// A key with names takes a name for its value; the canonical text keeps the number, and a name
+// the key does not have is refused with the names it has.
+TEST(ShapeArgsNames, ANameStandsForItsValue) {
+  const std::vector<ShapeKey> keys = {{"M", 256, "rows"}, {"fmt", 0, "format", 0, {{"bf16", 0}, {"nvfp4", 2}}}};
+  EXPECT_EQ(ShapeArgs::parse("fmt=nvfp4", keys).get("fmt"), 2);
+  EXPECT_EQ(ShapeArgs::parse("fmt=nvfp4", keys).to_string(), "M=256,fmt=2");
+  EXPECT_EQ(ShapeArgs::parse("fmt=2", keys), ShapeArgs::parse("fmt=nvfp4", keys));
+  try {
+    ShapeArgs::parse("fmt=fp16", keys);
+    FAIL() << "accepted fmt=fp16";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("value 'fp16', expected an integer or one of bf16 (0), nvfp4 (2)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(ShapeArgs::parse("M=nvfp4", keys), Error);  // names belong to their key
+}
+
 }  // namespace
 }  // namespace overlap
