@@ -225,6 +225,27 @@ constexpr Tiling tiling_for(Schedule schedule, StateCarry carry, int K, int V, l
   return {};
 }
 
+// Sequential and pipelined on a GPU with less shared memory per CTA than this tiling needs
+// (T4: 64 KiB against 67 / 120 KiB at K = V = 64): the tiling a kernel for that GPU would take,
+// as CUTLASS keeps per-architecture configurations. The chunk is halved first (down to one
+// 16-token anchoring sub-chunk), then block_v; the model says so in the kernel's name. There
+// is no kernel of ours for such a GPU: this is the model's. Pingpong needs TMA and wgmma
+// (sm_90), so it is never refitted.
+constexpr Tiling fit_shared_memory(Tiling t, int K, int V, std::size_t smem_limit) {
+  if (t.schedule == Schedule::Pingpong) return t;
+  while (t.smem_bytes(K, V) > smem_limit) {
+    if (t.chunk > 16) {
+      t.chunk /= 2;
+      t.subchunk = t.subchunk < t.chunk ? t.subchunk : t.chunk;
+    } else if (t.block_v > 16) {
+      t.block_v /= 2;
+    } else {
+      break;
+    }
+  }
+  return t;
+}
+
 // Pingpong, materialized carry: work units (state pass: slices; output pass: slice x chunk
 // group) per CTA of each of its two kernels, by the unit count and the GPU's SM count. Two
 // keep both consumer warpgroups of an SM busy. Where the units are no more than the SMs, one

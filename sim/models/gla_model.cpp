@@ -43,13 +43,21 @@ const char* schedule_name(Schedule s) {
 
 // The pieces every gla kernel is assembled from: which copy and MMA instructions the schedule
 // uses, and the CTA resources from the tiling.
+// The tiling the variant takes on `hw`: the kernels' own, or where that needs more shared memory
+// than the GPU has, the refitted one of gla::fit_shared_memory.
+gla::Tiling tiling_on(const HardwareProfile& hw, Schedule s, StateCarry c, const GlaDims& d) {
+  return gla::fit_shared_memory(gla::tiling_for(s, c, int(d.K), int(d.V)), int(d.K), int(d.V),
+                                std::size_t(hw.smem_per_cta_KiB * 1024));
+}
+
 struct GlaKernelBase {
   gla::Tiling t;
+  gla::Tiling hopper;  // the tiling of our (sm_90) kernels
   CopyEngine engine;
   TensorPath path;
 
   GlaKernelBase(const HardwareProfile& hw, Schedule s, StateCarry c, const GlaDims& d)
-      : t(gla::tiling_for(s, c, int(d.K), int(d.V))) {
+      : t(tiling_on(hw, s, c, d)), hopper(gla::tiling_for(s, c, int(d.K), int(d.V))) {
     const bool specialized = t.producer_warps > 0;
     // Pingpong is TMA + wgmma; the others are written with cp.async and mma.sync (ld/st where
     // the GPU has no cp.async).
@@ -60,6 +68,9 @@ struct GlaKernelBase {
   KernelSpec shell(std::string name, std::int64_t ctas, const GlaDims& d) const {
     KernelSpec k;
     k.name = std::move(name);
+    if (t.chunk != hopper.chunk || t.block_v != hopper.block_v)  // say that the tiling is refitted
+      k.name += fmt::format(" (refitted to this GPU's shared memory: chunk {}, block_v {}; our kernels: {}, {})",
+                            t.chunk, t.block_v, hopper.chunk, hopper.block_v);
     k.ctas = ctas;
     k.threads_per_cta = t.threads();
     // Warp-specialized kernels rebalance registers with setmaxnreg: the tiling's budget is the
@@ -351,7 +362,7 @@ std::vector<KernelSpec> materialized_kernels(const HardwareProfile& hw, Schedule
 std::string cannot_run(const HardwareProfile& hw, Schedule s, StateCarry c, const ShapeArgs& shape) {
   const GlaDims d = dims(shape);
   if (d.K % 16 != 0 || d.K > 256) return fmt::format("gla needs K a multiple of 16 and at most 256 (K={})", d.K);
-  const gla::Tiling t = gla::tiling_for(s, c, int(d.K), int(d.V));
+  const gla::Tiling t = tiling_on(hw, s, c, d);
   if (d.V % 16 != 0 || d.V % t.block_v != 0)
     return fmt::format("gla needs V a multiple of 16 and of block_v={} (V={})", t.block_v, d.V);
   if (s == Schedule::Pingpong && !hw.has_wgmma())

@@ -129,6 +129,30 @@ TEST(Variants, HopperOnlyVariantsRefuseOnOlderGpus) {
   (void)t4;
 }
 
+// A GPU with less shared memory than our Hopper tiling needs gets the tiling a kernel for it
+// would take (gla::fit_shared_memory), named in the kernel; only a missing hardware feature
+// (pingpong's TMA and wgmma) is a refusal. At the SPEC benchmark shapes, on every profile.
+TEST(Variants, GlaPredictsOnEveryGpuExceptWhereAFeatureIsMissing) {
+  for (const char* shape_text : {"B=4,T=4096,H=32,K=64,V=64", "B=8,T=4096,H=16,K=128,V=128"})
+    for (const auto& name : builtin_profile_names()) {
+      const HardwareProfile hw = load_profile(name);
+      const ShapeArgs shape = parse_shape("gla", shape_text);
+      for (const auto& v : list_variants("gla")) {
+        const std::string why = cannot_run(hw, "gla", v.name, shape);
+        if (v.name.rfind("pingpong", 0) == 0 && !hw.has_wgmma()) {
+          EXPECT_NE(why.find("sm_90"), std::string::npos) << name << " " << v.name << ": " << why;
+          continue;
+        }
+        EXPECT_EQ(why, "") << name << " " << v.name;
+        if (!why.empty()) continue;
+        const Prediction p = predict(hw, "gla", v.name, shape);
+        const bool refitted = p.kernels.front().name.find("refitted") != std::string::npos;
+        // Our kernels' own tiling wherever it fits: every Hopper / Blackwell profile here.
+        if (hw.has_wgmma()) EXPECT_FALSE(refitted) << name << " " << v.name << ": " << p.kernels.front().name;
+      }
+    }
+}
+
 TEST(Variants, UnsupportedShapeIsRefusedWithTheLimit) {
   ShapeArgs s = shape_of("dualgemm");
   s.set("K", 300);
