@@ -17,10 +17,30 @@ OperandFormat format_of(const ShapeArgs& s) {
   return OperandFormat(f);
 }
 
-GemmSpec spec(const dualgemm::Tiling& t, const ShapeArgs& s) {
+// Before sm_90 a variant without warp specialization is the same loop on cp.async and mma.sync
+// (the warp-specialized ones need TMA and are refused). Where its stages do not fit the GPU's
+// shared memory (T4: 64 KiB), such a kernel would keep fewer: the stages are dropped to what
+// fits (down to one), then the tile halved, and the kernel's name says so.
+dualgemm::Tiling refit(dualgemm::Tiling t, const HardwareProfile& hw, OperandFormat f) {
+  if (t.warp_specialized || hw.has_wgmma()) return t;
+  const long limit = long(hw.smem_per_cta_KiB * 1024);
+  while (t.smem_bytes(f) > limit) {
+    if (t.stages > 1) --t.stages;
+    else if (t.tile_n > 64) t.tile_n /= 2;
+    else if (t.tile_m > 64) t.tile_m /= 2;
+    else break;
+  }
+  return t;
+}
+
+GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const ShapeArgs& s) {
   const OperandFormat f = format_of(s);
+  const dualgemm::Tiling t = refit(variant, hw, f);
   GemmSpec g;
   g.name = fmt::format("dualgemm_{}", t.name);
+  if (t.stages != variant.stages || t.tile_m != variant.tile_m || t.tile_n != variant.tile_n)
+    g.name += fmt::format(" (refitted to this GPU's shared memory: {}x{}, {} stage{})", t.tile_m, t.tile_n, t.stages,
+                          t.stages > 1 ? "s" : "");
   g.batch = shape_value(s, "L", 1);
   g.M = shape_size(s, "dualgemm", "M");
   g.N = shape_size(s, "dualgemm", "N");
@@ -54,10 +74,13 @@ std::string cannot_run(const dualgemm::Tiling& t, const HardwareProfile& hw, con
   if (f == OperandFormat::Nvfp4 && hw.compute_capability < 100)
     return fmt::format("NVFP4 is a Blackwell (sm_100) format; {} is sm_{} (use fmt=0 bf16 or fmt=1 fp8)", hw.name,
                        int(hw.compute_capability));
+  if (t.tma_store && !hw.has_wgmma())
+    return fmt::format("{}: the TMA-store epilogue needs TMA (sm_90+); {} is sm_{}", t.name, hw.name,
+                       int(hw.compute_capability));
   if (t.accumulator_regs_per_thread() + 32 > t.max_regs_per_thread())
     return fmt::format("{}: two {}x{} fp32 accumulators need {} registers per thread, budget {}", t.name, t.tile_m,
                        t.tile_n, t.accumulator_regs_per_thread(), t.max_regs_per_thread());
-  return gemm_cannot_run(hw, spec(t, s));
+  return gemm_cannot_run(hw, spec(t, hw, s));
 }
 
 }  // namespace
@@ -78,7 +101,7 @@ std::vector<VariantModel> dualgemm_variant_models() {
                                 t.hypothesis);
     m.cannot_run = [&t](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(t, hw, s); };
     m.build = [&t](const HardwareProfile& hw, const ShapeArgs& s) {
-      return std::vector<KernelSpec>{gemm_kernel(hw, spec(t, s))};
+      return std::vector<KernelSpec>{gemm_kernel(hw, spec(t, hw, s))};
     };
     out.push_back(std::move(m));
   }

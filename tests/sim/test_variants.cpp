@@ -153,6 +153,26 @@ TEST(Variants, GlaPredictsOnEveryGpuExceptWhereAFeatureIsMissing) {
     }
 }
 
+// dualgemm before sm_90: the warp-specialized and TMA-store variants need TMA (refused, saying
+// so); the others run as cp.async kernels with the stages that fit, named as refitted.
+TEST(Variants, DualgemmBeforeHopperRefusesOnlyForMissingFeatures) {
+  const ShapeArgs shape = parse_shape("dualgemm", "M=256,N=4096,K=7168,fmt=bf16");
+  for (const char* gpu : {"T4", "A100"}) {
+    const HardwareProfile hw = load_profile(gpu);
+    for (const auto& v : list_variants("dualgemm")) {
+      const std::string why = cannot_run(hw, "dualgemm", v.name, shape);
+      const bool needs_tma = v.name.find("_ws") != std::string::npos || v.name.find("tmastore") != std::string::npos;
+      if (needs_tma) {
+        EXPECT_NE(why.find("sm_90"), std::string::npos) << gpu << " " << v.name << ": " << why;
+      } else {
+        EXPECT_EQ(why, "") << gpu << " " << v.name;
+      }
+    }
+  }
+  const Prediction p = predict(load_profile("T4"), "dualgemm", "tile128x128_stages4_nows", shape);
+  EXPECT_NE(p.kernels.front().name.find("refitted"), std::string::npos) << p.kernels.front().name;
+}
+
 TEST(Variants, UnsupportedShapeIsRefusedWithTheLimit) {
   ShapeArgs s = shape_of("dualgemm");
   s.set("K", 300);
