@@ -35,4 +35,14 @@ int overlap_projchain_forward(const char* variant, const void* x, const void* w_
                               void* g, void* alpha, void* workspace, int B, int T, int d, int H, int dk,
                               int fused_strip_n, void* stream, char* err, int err_len);
 
+// cuda/dualgemm/dualgemm_capi.cpp
+int overlap_dualgemm_variant_count();
+const char* overlap_dualgemm_variant_name(int i);
+int overlap_dualgemm_cannot_implement(const char* variant, int fmt, long long L, long long M, long long N, long long K,
+                                      char* err, int err_len);
+int overlap_dualgemm_forward(const char* variant, int fmt, long long L, long long M, long long N, long long K,
+                             const void* a, const void* b1, const void* b2, const float* a_scale,
+                             const float* b1_scale, const float* b2_scale, void* c, void* stream, char* err,
+                             int err_len);
+
 }  // extern "C"

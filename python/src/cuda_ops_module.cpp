@@ -17,6 +17,7 @@
 
 #include "capi_declarations.hpp"
 #include "core/error.hpp"
+#include "dualgemm/dualgemm_forward.hpp"
 #include "gla/gla_forward.hpp"
 #include "linrnn/linrnn_forward.hpp"
 #include "projchain/projchain_forward.hpp"
@@ -202,6 +203,33 @@ void bind_projchain(nb::module_& m) {
   });
 }
 
+overlap::dualgemm::DualGemmShape dualgemm_shape(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t fmt) {
+  overlap::dualgemm::DualGemmShape s;
+  s.M = M, s.N = N, s.K = K;
+  OVERLAP_REQUIRE(fmt == 0 || fmt == 1, "dual_gemm: fmt = {} is not 0 (bf16) or 1 (fp8 e4m3)", fmt);
+  s.format = overlap::dualgemm::Format(fmt);
+  return s;
+}
+
+void bind_dualgemm(nb::module_& m) {
+  using namespace overlap::cuda;
+  m.def("dualgemm_variants", [] { return dualgemm_variant_names(); });
+  m.def("dualgemm_cannot_implement", [](const std::string& variant, std::int64_t M, std::int64_t N, std::int64_t K,
+                                        std::int64_t fmt) {
+    return dualgemm_cannot_implement(dualgemm_tiling(variant), dualgemm_shape(M, N, K, fmt)).value_or("");
+  });
+  m.def("dualgemm_forward", [](const std::string& variant, std::int64_t fmt, std::int64_t M, std::int64_t N,
+                               std::int64_t K, std::uintptr_t a, std::uintptr_t b1, std::uintptr_t b2,
+                               std::uintptr_t scale_a, std::uintptr_t scale_b1, std::uintptr_t scale_b2, std::uintptr_t c,
+                               std::uintptr_t stream) {
+    checked_status([&](char* err) {
+      return overlap_dualgemm_forward(variant.c_str(), int(fmt), 1, M, N, K, ptr(a), ptr(b1), ptr(b2),
+                                      ptr<const float>(scale_a), ptr<const float>(scale_b1), ptr<const float>(scale_b2),
+                                      ptr(c), ptr(stream), err, kErrLen);
+    });
+  });
+}
+
 }  // namespace
 
 NB_MODULE(_cuda_ops, m) {
@@ -218,6 +246,7 @@ NB_MODULE(_cuda_ops, m) {
     }
   });
   bind_gla(m);
+  bind_dualgemm(m);
   bind_linrnn(m);
   bind_projchain(m);
 }

@@ -49,6 +49,16 @@ def projchain(x, w_q, w_k, w_v, w_g, w_alpha):
             F.silu(x @ w_g.to(F64).t()).view(heads), torch.sigmoid(x @ w_alpha.to(F64).t()))
 
 
+def dual_gemm(a, b1, b2, scale_a=None, scale_b1=None, scale_b2=None):
+    """silu(a b1^T) * (a b2^T) in float64 from the operands' values (fp8 codes times their scales)."""
+    def value(x, s):
+        x = x.to(F64)
+        return x if s is None else x * (s.to(F64).reshape(-1, 1) if s.numel() > 1 else s.to(F64))
+    x = value(a.reshape(-1, a.shape[-1]), scale_a)
+    c = F.silu(x @ value(b1, scale_b1).t()) * (x @ value(b2, scale_b2).t())
+    return c.reshape(tuple(a.shape[:-1]) + (b1.shape[0],))
+
+
 def gla_inputs(B, T, H, K, V, dtype, device, gate_scale=16.0, seed=0):
     """q, k, v ~ N(0,1) in dtype; g = logsigmoid(N(0,1)) / gate_scale in fp32 (0.1: strong gates,
     median -6.9 per step); h0 ~ 0.1 N(0,1) fp32 — the test vectors' distributions."""

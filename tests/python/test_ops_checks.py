@@ -99,6 +99,32 @@ def test_projchain_checks():
         _checks.projchain(t(10, 16), w, w, w, w, t(2, 8))
 
 
+FP8 = "float8_e4m3fn"
+
+
+def test_dual_gemm_checks():
+    b = t(48, 256)
+    assert _checks.dual_gemm(t(10, 256), b, b, None, None, None) == (10, 48, 256, False)
+    assert _checks.dual_gemm(t(2, 5, 256), b, b, None, None, None) == (10, 48, 256, False)
+    s = t(dtype=F32)
+    f8 = t(48, 256, dtype=FP8)
+    assert _checks.dual_gemm(t(10, 256, dtype=FP8), f8, f8, s, t(48, dtype=F32), s) == (10, 48, 256, True)
+    with pytest.raises(ValueError, match=r"dual_gemm: a must be \[M, K\] or \[..., K\], got shape \(256,\)"):
+        _checks.dual_gemm(t(256), b, b, None, None, None)
+    with pytest.raises(ValueError, match=r"dual_gemm: b2 has shape \(48, 128\), expected \(48, 256\)"):
+        _checks.dual_gemm(t(10, 256), b, t(48, 128), None, None, None)
+    with pytest.raises(TypeError, match=r"dual_gemm: b1 has dtype float16 but a has bfloat16"):
+        _checks.dual_gemm(t(10, 256), t(48, 256, dtype="float16"), b, None, None, None)
+    with pytest.raises(ValueError, match=r"dual_gemm: fp8 operands need scale_b1 \(fp32, shape \(\) or \(48,\)\)"):
+        _checks.dual_gemm(t(10, 256, dtype=FP8), f8, f8, s, None, s)
+    with pytest.raises(ValueError, match=r"dual_gemm: scale_a has shape \(9,\), expected \(\) or \(10,\)"):
+        _checks.dual_gemm(t(10, 256, dtype=FP8), f8, f8, t(9, dtype=F32), s, s)
+    with pytest.raises(ValueError, match=r"dual_gemm: scale_a is only for fp8 operands; a is bfloat16"):
+        _checks.dual_gemm(t(10, 256), b, b, s, None, None)
+    with pytest.raises(ValueError, match=r"dual_gemm: b1 is on cuda:1 but a is on cuda:0"):
+        _checks.dual_gemm(t(10, 256), t(48, 256, device="cuda:1"), b, None, None, None)
+
+
 class StubKernels:
     """The CUDA build's answers: gla runs K in {64, 128}, V % 64 == 0 up to 256; others as told."""
 
@@ -107,10 +133,12 @@ class StubKernels:
 
     def variants(self, workload):
         return {"gla": ("pipelined_fused", "pingpong_fused"), "linrnn": ("semi_fused", "chunk_fused"),
-                "projchain": ("wide_gemm", "epilogue_fused")}[workload]
+                "projchain": ("wide_gemm", "epilogue_fused"),
+                "dualgemm": ("tile128x64_stages6_ws", "tile128x128_stages4_ws")}[workload]
 
     def default(self, workload, dims):
-        return {"gla": "pingpong_fused", "linrnn": "semi_fused", "projchain": "epilogue_fused"}[workload]
+        return {"gla": "pingpong_fused", "linrnn": "semi_fused", "projchain": "epilogue_fused",
+                "dualgemm": "tile128x64_stages6_ws"}[workload]
 
     def cannot_implement(self, workload, variant, dims):
         if workload == "gla" and (dims[3] not in (64, 128) or dims[4] % 64 or dims[4] > 256):
@@ -166,3 +194,18 @@ def test_linrnn_and_projchain_plans():
         _plan.linrnn((2, 9, 16, 8), BF16, "cuda", "chunk_fused", k)
     with pytest.raises(ValueError, match="projchain: unknown variant='fused'"):
         _plan.projchain((1, 10, 16, 2, 64), BF16, "cuda", "fused", k)
+
+
+def test_dual_gemm_plans():
+    k = StubKernels(refuse={"tile128x128_stages4_ws"})
+    dims = (256, 4096, 7168, 1)
+    assert _plan.dual_gemm(dims, FP8, "cuda", None, k) == "tile128x64_stages6_ws"  # fp8 goes to the kernels
+    assert _plan.dual_gemm(dims, BF16, "cuda", None, k) == "tile128x64_stages6_ws"
+    assert _plan.dual_gemm(dims, F32, "cuda", None, k) == "torch"
+    assert _plan.dual_gemm(dims, BF16, "cpu", None, k) == "torch"
+    assert _plan.dual_gemm(dims, BF16, "cuda", None, None, ("tile128x64_stages6_ws",)) == "torch"
+    with pytest.raises(ValueError, match=r"dual_gemm: variant='tile128x128_stages4_ws' cannot run M=256, N=4096, "
+                                         r"K=7168, fmt=1: refused by the stub"):
+        _plan.dual_gemm(dims, FP8, "cuda", "tile128x128_stages4_ws", k)
+    with pytest.raises(ValueError, match=r"dual_gemm: unknown variant='tile9x9'"):
+        _plan.dual_gemm(dims, BF16, "cuda", "tile9x9", k)

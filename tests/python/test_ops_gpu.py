@@ -12,7 +12,7 @@ if not torch.cuda.is_available():
 
 import ops_oracle as oracle  # noqa: E402
 import overlap.ops  # noqa: E402
-from overlap.ops import _cuda, chunk_gla, linrnn, projchain  # noqa: E402
+from overlap.ops import _cuda, chunk_gla, dual_gemm, linrnn, projchain  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 CUDA = "cuda"
@@ -140,6 +140,41 @@ def test_projchain_kernels(variant, shape):
     for name, out, ref in zip("q k v g alpha".split(), outs, oracle.projchain(x, *ws)):
         assert out.shape == ref.shape and out.dtype == torch.bfloat16
         report("projchain", variant or "default", shape, name, oracle.rel_error(out, ref), 1e-2)
+
+
+# (lead dims of a, N, K): SPEC's smallest test shape, partial tiles in M and N with a 3-D a, one row.
+DUALGEMM_SHAPES = [((256,), 512, 256), ((2, 50), 200, 512), ((1,), 8, 256)]
+
+
+def dual_gemm_inputs(lead, N, K, fp8):
+    """a ~ N(0, 1/sqrt(K)) so a b^T ~ N(0, 1); fp8: e4m3 codes with amax/448 scales, a per row of a
+    and one per tensor for b1, b2 (both forms the op takes)."""
+    gen = torch.Generator().manual_seed(11)
+    x = [torch.randn(*shape, generator=gen) / K ** 0.25 for shape in (lead + (K,), (N, K), (N, K))]
+    if not fp8:
+        return [v.to(torch.bfloat16).to(CUDA) for v in x], [None] * 3
+    sa = x[0].reshape(-1, K).abs().amax(1) / 448
+    sb = [v.abs().amax() / 448 for v in x[1:]]
+    codes = [(x[0].reshape(-1, K) / sa[:, None]).reshape(x[0].shape)] + [v / s for v, s in zip(x[1:], sb)]
+    return [c.to(torch.float8_e4m3fn).to(CUDA) for c in codes], [s.float().to(CUDA) for s in [sa] + sb]
+
+
+@pytest.mark.parametrize("fp8", [False, True])
+@pytest.mark.parametrize("shape", DUALGEMM_SHAPES)
+@pytest.mark.parametrize("variant", variants("dualgemm") + (None,))
+def test_dual_gemm_kernels(variant, shape, fp8):
+    lead, N, K = shape
+    (a, b1, b2), scales = dual_gemm_inputs(lead, N, K, fp8)
+    M = a.numel() // K
+    if variant and refusal("dualgemm", variant, (M, N, K, int(fp8))):
+        with pytest.raises(ValueError, match=f"variant='{variant}' cannot run"):
+            dual_gemm(a, b1, b2, variant=variant)
+        return
+    c = dual_gemm(a, b1, b2, scale_a=scales[0], scale_b1=scales[1], scale_b2=scales[2], variant=variant)
+    assert c.shape == lead + (N,) and c.dtype == (torch.float16 if fp8 else torch.bfloat16)
+    ref = oracle.dual_gemm(a, b1, b2, *scales)
+    report("dual_gemm", variant or "default", (shape, "fp8" if fp8 else "bf16"), "c", oracle.rel_error(c, ref),
+           1e-2 if fp8 else 5e-3)
 
 
 def test_packed_weights_follow_in_place_updates():

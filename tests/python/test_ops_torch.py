@@ -10,7 +10,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import ops_oracle as oracle  # noqa: E402
 from overlap import vectors  # noqa: E402
-from overlap.ops import chunk_gla, linrnn, projchain  # noqa: E402
+from overlap.ops import chunk_gla, dual_gemm, linrnn, projchain  # noqa: E402
 
 CPU = "cpu"
 
@@ -81,6 +81,22 @@ def test_projchain_general_path(lead):
         assert out.shape == ref.shape, name
         assert oracle.rel_error(out, ref) <= 1e-5, name
     assert torch.all(outs[1][..., 0, :] == 0)
+
+
+@pytest.mark.parametrize("lead", [(2, 9), (13,)])
+def test_dual_gemm_general_path(lead):
+    gen = torch.Generator().manual_seed(3)
+    a = torch.randn(*lead, 40, generator=gen)
+    b1, b2 = (torch.randn(24, 40, generator=gen) for _ in range(2))
+    c = dual_gemm(a, b1, b2)  # fp32 on the CPU: the general path, whatever K and N are
+    assert c.shape == lead + (24,) and c.dtype == torch.float32
+    assert oracle.rel_error(c, oracle.dual_gemm(a, b1, b2)) <= 1e-5
+    # fp8 codes with per-row and per-tensor scales: the values they stand for.
+    codes = [x.to(torch.float8_e4m3fn) for x in (a, b1, b2)]
+    sa, sb = torch.rand(a.numel() // 40, generator=gen) + 0.5, torch.tensor(0.25)
+    c8 = dual_gemm(*codes, scale_a=sa, scale_b1=sb, scale_b2=sb)
+    assert c8.dtype == torch.float16
+    assert oracle.rel_error(c8, oracle.dual_gemm(*codes, sa, sb, sb)) <= 1e-3
 
 
 def small_gla():

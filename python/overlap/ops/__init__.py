@@ -5,8 +5,10 @@ torch.compile traces models that call them:
     o, final_state = chunk_gla(q, k, v, g, initial_state=h0, output_final_state=True)
     y, h = overlap.ops.linrnn(x, layer.weight)                   # nn.Linear(d, 3 dv) weight
     q, k, v, g, alpha = overlap.ops.projchain(x, w_q, w_k, w_v, w_g, w_alpha)
+    c = overlap.ops.dual_gemm(a, gate.weight, up.weight)          # silu(a W1^T) * (a W2^T)
 
-Also torch.ops.overlap.chunk_gla / linrnn / projchain (the registered ops, all arguments given).
+Also torch.ops.overlap.chunk_gla / linrnn / projchain / dual_gemm (the registered ops, all
+arguments given).
 Forward only: gradients and cu_seqlens arrive with issue 18 and are refused until then.
 
 Importing this module needs no torch: the ops (and torch) load on first use, and
@@ -14,7 +16,7 @@ overlap.ops._checks / _plan (the argument checks and the choice of kernel) run w
 """
 import importlib
 
-_OPS = {"chunk_gla": "._gla", "linrnn": "._linrnn", "projchain": "._projchain"}
+_OPS = {"chunk_gla": "._gla", "linrnn": "._linrnn", "projchain": "._projchain", "dual_gemm": "._dualgemm"}
 
 __all__ = list(_OPS) + ["clear_caches", "kernels_available"]
 

@@ -152,3 +152,41 @@ def projchain(x, w_q, w_k, w_v, w_g, w_alpha):
     same_device(op, weights)
     N = math.prod(x.shape[:-1])
     return N, d, H, dk
+
+
+FP8_DTYPES = ("float8_e4m3fn",)
+
+
+def dual_gemm(a, b1, b2, scale_a, scale_b1, scale_b2):
+    """dual_gemm's arguments: a [..., K] (or [M, K]), b1 and b2 nn.Linear(K, N) weights [N, K]; fp8
+    (float8_e4m3fn) operands need fp32 scales, a number's worth per tensor (shape ()) or one per
+    row (a: [M], b: [N]). Returns (M, N, K, fp8)."""
+    op = "dual_gemm"
+    fp8 = a.dtype in FP8_DTYPES
+    allowed = FLOAT_DTYPES + FP8_DTYPES
+    if len(a.shape) < 2:
+        raise ValueError(f"dual_gemm: a must be [M, K] or [..., K], got shape {tuple(a.shape)}")
+    input_tensor(op, "a", a, "[" + ", ".join(["..."] * (len(a.shape) - 1)) + ", K]", allowed)
+    K = a.shape[-1]
+    for name, b in (("b1", b1), ("b2", b2)):
+        input_tensor(op, name, b, "[N, K]", allowed)
+    N = b1.shape[0]
+    shape(op, "b1", b1, (N, K), "nn.Linear(K, N).weight: a's K columns")
+    shape(op, "b2", b2, (N, K), "b2 is laid out as b1")
+    same_dtype(op, {"a": a, "b1": b1, "b2": b2})
+    M = math.prod(a.shape[:-1])
+    scales = {"scale_a": (scale_a, M), "scale_b1": (scale_b1, N), "scale_b2": (scale_b2, N)}
+    if fp8:
+        for name, (s, rows) in scales.items():
+            if s is None:
+                raise ValueError(f"dual_gemm: fp8 operands need {name} (fp32, shape () or ({rows},))")
+            float_dtype(op, name, s, ("float32",))
+            if tuple(s.shape) not in ((), (1,), (rows,)):
+                raise ValueError(f"dual_gemm: {name} has shape {tuple(s.shape)}, expected () or ({rows},) "
+                                 "(one scale per tensor or per row)")
+    else:
+        for name, (s, _) in scales.items():
+            if s is not None:
+                raise ValueError(f"dual_gemm: {name} is only for fp8 operands; a is {a.dtype}")
+    same_device(op, {"a": a, "b1": b1, "b2": b2, "scale_a": scale_a, "scale_b1": scale_b1, "scale_b2": scale_b2})
+    return M, N, K, fp8

@@ -27,20 +27,32 @@ class Kernels:
     def default(self, workload, dims):
         if workload == "gla":
             return self.m.gla_default_variant(*dims, False, False)
-        return next((v for v in _PREFERRED[workload] if not self.cannot_implement(workload, v, dims)), None)
+        preferred = _PREFERRED[workload]
+        if callable(preferred):
+            preferred = preferred(dims)
+        return next((v for v in preferred if not self.cannot_implement(workload, v, dims)), None)
 
 
 def _shape_flags(workload):
-    # gla and linrnn take has_h0 / want_hT in their shapes; no limit depends on them.
+    # gla and linrnn take has_h0 / want_hT in their shapes; no limit depends on them (dualgemm's
+    # dims end in its format already).
     return (False, False) if workload in ("gla", "linrnn") else ()
 
 
 # Defaults, fastest first (docs/results/*_h100.md). linrnn's chunk_fused is faster still but is
 # only ever run when asked for: its persistent CTAs wait on each other and can hang while kernels
 # of other streams (a data-parallel all-reduce, say) hold some of the GPU's SMs.
+def _dualgemm_preferred(dims):
+    # Fastest measured (docs/results/dualgemm_h200.md, both formats): at M <= 256 128x64 tiles with
+    # six stages (twice the CTAs of 128x128), above that 128x128 with the TMA-store epilogue.
+    small = ("tile128x64_stages6_ws", "tile128x128_stages4_ws_tmastore", "tile128x128_stages4_ws")
+    return small if dims[0] <= 256 else (small[1], small[0], small[2])
+
+
 _PREFERRED = {
     "linrnn": ("semi_fused", "three_kernel"),
     "projchain": ("epilogue_fused", "wide_gemm", "unfused"),
+    "dualgemm": _dualgemm_preferred,
 }
 
 

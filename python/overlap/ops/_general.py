@@ -80,3 +80,20 @@ def projchain(x, w_q, w_k, w_v, w_g, w_alpha, H, dk):
     g = F.silu(proj(w_g)).view(heads)
     alpha = torch.sigmoid(proj(w_alpha))
     return tuple(t.to(x.dtype) for t in (q, k, v, g, alpha))
+
+
+
+def _scaled(x, s):
+    """x (rows x K, compute dtype) times its fp8 scale: one number, or one per row."""
+    if s is None:
+        return x
+    return x * (s.reshape(-1, 1) if s.numel() > 1 else s.reshape(())).to(x.dtype)
+
+
+def dual_gemm(a, b1, b2, scale_a, scale_b1, scale_b2):
+    """silu(a b1^T) * (a b2^T) [..., N] in fp32 (fp64 stays fp64); fp8 operands times their scales."""
+    ct = torch.float32 if a.dtype == torch.float8_e4m3fn else _compute_dtype(a)
+    x = _scaled(a.reshape(-1, a.shape[-1]).to(ct), scale_a)
+    y1 = x @ _scaled(b1.to(ct), scale_b1).t()
+    y2 = x @ _scaled(b2.to(ct), scale_b2).t()
+    return (F.silu(y1) * y2).reshape(tuple(a.shape[:-1]) + (b1.shape[0],))

@@ -81,9 +81,17 @@ def projchain(dims, dtype, device, variant, kernels, model_variants=()):
     return _unpadded("projchain", dims, dtype, device, variant, kernels, model_variants)
 
 
-def _unpadded(op, dims, dtype, device, variant, kernels, model_variants):
-    """linrnn and projchain: the kernel that can run the shape as it is, else torch."""
-    _checks.variant_name(op, variant, known_variants(op, kernels, model_variants))
+def dual_gemm(dims, dtype, device, variant, kernels, model_variants=()):
+    """dims (M, N, K, fmt); fp8 operands count as a kernel dtype (the kernels take e4m3)."""
+    dtype = "bfloat16" if dtype == "float8_e4m3fn" else dtype
+    return _unpadded("dualgemm", dims, dtype, device, variant, kernels, model_variants, op_name="dual_gemm")
+
+
+def _unpadded(op, dims, dtype, device, variant, kernels, model_variants, op_name=None):
+    """linrnn, projchain, dualgemm: the kernel that can run the shape as it is, else torch. `op` is
+    the workload's name in the kernels' build; `op_name` the op's, where it differs."""
+    name = op_name or op
+    _checks.variant_name(name, variant, known_variants(op, kernels, model_variants))
     if variant == TORCH:
         return TORCH
     if variant is None:
@@ -91,13 +99,14 @@ def _unpadded(op, dims, dtype, device, variant, kernels, model_variants):
             return TORCH
         chosen = kernels.default(op, dims)
         return TORCH if chosen is None else chosen
-    _explicit_kernel(op, variant, device, kernels)
+    _explicit_kernel(name, variant, device, kernels)
     why = kernels.cannot_implement(op, variant, dims)
     if why:
-        raise ValueError(f"{op}: variant={variant!r} cannot run {_dims_text(op, dims)}: {why}")
+        raise ValueError(f"{name}: variant={variant!r} cannot run {_dims_text(op, dims)}: {why}")
     return variant
 
 
 def _dims_text(op, dims):
-    keys = {"linrnn": ("B", "T", "d", "dv"), "projchain": ("B", "T", "d", "H", "dk")}[op]
+    keys = {"linrnn": ("B", "T", "d", "dv"), "projchain": ("B", "T", "d", "H", "dk"),
+            "dualgemm": ("M", "N", "K", "fmt")}[op]
     return ", ".join(f"{k}={v}" for k, v in zip(keys, dims))
