@@ -112,11 +112,12 @@ def test_sweep_reports_a_variant_that_cannot_run_as_a_row_with_the_same_names():
     df = overlap.sweep("gla", variants="pingpong,pipelined", shape="B=4,H=32,K=64,V=64", sweep="T=1024/2048",
                        hw="T4,H100")
     refused = df[df["error"].notna()].set_index(["hw", "variant", "T"])["error"]
-    assert sorted(refused.index) == [("T4", v, t) for v in ("pingpong_fused", "pipelined_fused") for t in (1024, 2048)]
+    # pingpong needs TMA and wgmma: refused on the T4; pipelined runs there on a refitted tiling.
+    assert sorted(refused.index) == [("T4", "pingpong_fused", t) for t in (1024, 2048)]
     assert "T4 is sm_75" in refused[("T4", "pingpong_fused", 1024)]
-    assert "T4 allows 64 KiB" in refused[("T4", "pipelined_fused", 1024)]
     assert df[df["error"].notna()]["time_us"].isna().all()
-    assert df[df["error"].isna()]["time_us"].gt(0).all() and set(df[df["error"].isna()]["hw"]) == {"H100"}
+    predicted = df[df["error"].isna()]
+    assert predicted["time_us"].gt(0).all() and len(predicted) == 6  # H100 x 2 variants x 2 T, T4 pipelined x 2
 
 
 def test_tune_ranks_every_variant_and_matches_the_command_line(cli):
