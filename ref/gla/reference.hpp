@@ -77,4 +77,20 @@ void chunked_reference_backward(const GlaShape& shape, const GlaInputs& in, cons
 void chunked_reference(const GlaShape& shape, const GlaInputs& in, const GlaOutputs<float>& out,
                        const ChunkOptions& options = {});
 
+// Variable-length batches (flash-linear-attention's `cu_seqlens`): `packed` has B = 1 and T the
+// total length; the N = cu_seqlens.size() - 1 sequences are rows [cu[n], cu[n+1]) of q, k, v, g,
+// do, o, dq, ... (lengths of 0 included), each with its own state: h0, hT, dhT, dh0 are
+// [N, H, K, V]. Every sequence is computed as if alone (the state never crosses a boundary).
+// Throws on a cu_seqlens that does not start at 0, decreases, or does not end at T, and on
+// sizes that do not match, naming the array.
+void oracle_varlen(const GlaShape& packed, std::span<const std::int32_t> cu_seqlens, const GlaInputs& in,
+                   const GlaOutputs<double>& out);
+void chunked_reference_varlen(const GlaShape& packed, std::span<const std::int32_t> cu_seqlens, const GlaInputs& in,
+                              const GlaOutputs<float>& out, const ChunkOptions& options = {});
+void oracle_backward_varlen(const GlaShape& packed, std::span<const std::int32_t> cu_seqlens, const GlaInputs& in,
+                            const GlaOutputGrads& grads, const GlaInputGrads<double>& out);
+void chunked_reference_backward_varlen(const GlaShape& packed, std::span<const std::int32_t> cu_seqlens,
+                                       const GlaInputs& in, const GlaOutputGrads& grads,
+                                       const GlaInputGrads<float>& out, const ChunkOptions& options = {});
+
 }  // namespace overlap::gla
