@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 bash "$root/tools/fetch_nvdisasm.sh"
-cmake --build "$build" --target gla_pingpong_cubin
+cmake --build "$build" --target gla_pingpong_cubin linrnn_full_fused_cubin
 # gating=2: the kernel's 256 gating threads are two warps on each of the SM's four schedulers.
 python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_pingpong_cubin.cubin" \
   --source "$root/cuda/gla/gla_pingpong_fused.cuh" --kernel gla_pingpong_fused_kernel \
@@ -15,4 +15,10 @@ python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_pingpong_cubin.cu
   --warps-per-scheduler gating=2 \
   --cpp "$root/sim/models/generated/gla_pingpong_fused_sass.hpp" --cpp-name kGlaPingpongFusedSass \
   --command "tools/make_sass_mix.sh"
-echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp"
+# linrnn full_fused: 128 threads, one CTA per SM at the shapes where W stays in shared memory.
+python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/linrnn/linrnn_full_fused_cubin.cubin" \
+  --source "$root/cuda/linrnn/linrnn_full_fused.cu" --kernel full_fused_kernel \
+  --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --profile "$root/profiles/H100.json" \
+  --cpp "$root/sim/models/generated/linrnn_full_fused_sass.hpp" --cpp-name kLinrnnFullFusedSass \
+  --command "tools/make_sass_mix.sh"
+echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp and linrnn_full_fused_sass.hpp"

@@ -15,6 +15,12 @@ counts are per chunk for the per-chunk regions. Only the hot path is counted: th
 blocks past a function's last unconditional EXIT (mbarrier retry loops, diverged-warp fallbacks)
 are left out.
 
+A region whose name ends in `.loop` marks a loop whose trip count is a run-time value (ptxas
+unrolls it and adds remainder copies that run only for the last few trips): it is counted over
+the longest loop body inside it, the instructions from a label to the branch back to it, so its
+counts and cycles are per pass of that unrolled body (the model divides by the work one pass
+does, e.g. its fp32 count, and multiplies by the trips).
+
 Classes (per warp, static counts): mufu, hgmma (+ hgmma_flops from each instruction's shape),
 hmma (+ hmma_flops), lds_bytes / sts_bytes (per warp: 32 lanes x access width; ldmatrix /
 stmatrix by their matrix count), fp32 (FADD/FMUL/FFMA/...), alu (integer, conversion, select,
@@ -40,6 +46,8 @@ OPEN = re.compile(r"sass:([\w.]+)\s*\{(?!\})")
 CLOSE = re.compile(r"\}\s*sass:([\w.]+)")
 CONTEXT = re.compile(r"sass:@(\w+)")
 FRAME = re.compile(r'"([^"]+)", line (\d+)')
+LABEL = re.compile(r"^\s*(\.L\w+):")
+BRANCH_TARGET = re.compile(r"`\((\.L\w+)\)")
 INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)(.*?);")
 FUNC = re.compile(r"^\.text\.(\S+):")
 PREDICATED = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+@")
@@ -168,10 +176,11 @@ def find_tool(name, given):
     return path
 
 
-def disassemble(cubin, source, kernel_filter, nvdisasm, hot_only=True):
+def disassemble(cubin, source, kernel_filter, nvdisasm, hot_only=True, labels=None):
     """{function: [(offset, opcode, operands, region), ...]} in address order, for every function
     whose mangled name matches kernel_filter: its hot path (up to its last unconditional EXIT),
-    or with hot_only=False every instruction."""
+    or with hot_only=False every instruction. With `labels` (a dict), also {function: {label:
+    index of the instruction it precedes}}."""
     regions = read_regions(source)
     text = subprocess.run([nvdisasm, "-gi", cubin], check=True, capture_output=True, text=True).stdout
     source_name = os.path.basename(source)
@@ -185,6 +194,10 @@ def disassemble(cubin, source, kernel_filter, nvdisasm, hot_only=True):
                 result[func] = []
             continue
         if func is None:
+            continue
+        m = LABEL.match(line)
+        if m and labels is not None:
+            labels.setdefault(func, {})[m.group(1)] = len(result[func])
             continue
         if "//##" in line:
             # An instruction's inlined chain comes as consecutive annotations, innermost first,
@@ -218,15 +231,37 @@ def attribute(cubin, source, kernel_filter, nvdisasm):
             for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm, hot_only=False).items()}
 
 
+def loop_bodies(instrs, labels):
+    """{region: (first, last)}: for each `.loop` region, the longest label-to-backward-branch span
+    of instruction indices that lies wholly inside it."""
+    best = {}
+    for j, (_, opcode, operands, region) in enumerate(instrs):
+        target = BRANCH_TARGET.search(operands)
+        if not opcode.startswith("BRA") or not target or not region.split("@")[0].endswith(".loop"):
+            continue
+        i = labels.get(target.group(1))
+        if i is None or i > j or any(instrs[k][3] != region for k in range(i, j + 1)):
+            continue
+        if region not in best or j - i > best[region][1] - best[region][0]:
+            best[region] = (i, j)
+    return best
+
+
 def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_scheduler=None):
     """Counts per function and region; with latencies, the `cycles` of each region's role (the
     region name's first part) with its warps_per_scheduler[role] warps (default 1) per scheduler,
     and `cycles_loaded`, the same with shared loads as slow as beside a wgmma stream."""
     warps_per_scheduler = warps_per_scheduler or {}
-    result = {}
-    for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm).items():
+    result, labels = {}, {}
+    for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm, labels=labels).items():
         result[func], clocks = {}, {}
-        for _, opcode, operands, region in instrs:
+        bodies = loop_bodies(instrs, labels.get(func, {}))
+        loops = {r for _, _, _, r in instrs if r.split("@")[0].endswith(".loop")}
+        if loops - set(bodies):
+            sys.exit(f"sass_mix: {func}: no loop body found in region(s) {', '.join(sorted(loops - set(bodies)))}")
+        for index, (_, opcode, operands, region) in enumerate(instrs):
+            if region in bodies and not bodies[region][0] <= index <= bodies[region][1]:
+                continue  # a .loop region counts its unrolled body only
             counts = result[func].setdefault(region, dict.fromkeys(CLASSES, 0))
             classify(opcode, operands, counts)
             if latencies:

@@ -3,8 +3,9 @@
 A warp issues its instructions in program order, and an instruction issues once the registers
 it reads are ready: a result is ready the producing instruction's latency after it issued. The
 latencies come from a hardware profile (`overlap calibrate` measures them with dependent chains):
-FP32/integer/conversion instructions fma_latency_cycles, MUFU mufu_latency_cycles, shared-memory
-and other loads lds_latency_cycles, shuffles shfl_latency_cycles. The `warps` of one role that
+FP32/integer/conversion instructions fma_latency_cycles, MUFU mufu_latency_cycles, global loads
+l2_latency_cycles (an L2 hit), shared-memory and other loads lds_latency_cycles, shuffles
+shfl_latency_cycles. The `warps` of one role that
 share a scheduler (a sub-partition) run the same instructions side by side: they share its one
 issue slot per cycle and its quarter of the SM's SFU (sfu_lanes_per_clk / 4), so a role of two
 warps per scheduler pays for both where its chain leaves no gaps. Not modelled: waits at
@@ -52,6 +53,8 @@ def latency(base, lat):
         return lat["mufu"]
     if base == "SHFL":
         return lat["shfl"]
+    if base in ("LDG", "LD") and "ldg" in lat:
+        return lat["ldg"]  # a global load served from L2 (the data a loop re-reads stays there)
     if base in LOADS:
         return lat["lds"]
     return lat["fma"]
@@ -102,7 +105,7 @@ def latencies_from_profile(profile):
     value = lambda k: float(f[k]["value"])
     return {"fma": value("fma_latency_cycles"), "mufu": value("mufu_latency_cycles"), "lds": value("lds_latency_cycles"),
             "shfl": value("shfl_latency_cycles"), "sfu_lanes_per_smsp": value("sfu_lanes_per_clk") / 4,
-            "lds_beside_wgmma": value("lds_latency_beside_wgmma_cycles")}
+            "lds_beside_wgmma": value("lds_latency_beside_wgmma_cycles"), "ldg": value("l2_latency_cycles")}
 
 
 def loaded(lat):

@@ -8,8 +8,9 @@
 #include "linrnn/linrnn_launch.hpp"
 #include "linrnn/linrnn_tiling.hpp"
 
-namespace overlap::cuda::linrnn_launch {
-namespace {
+// A named namespace (not an anonymous one): the kernel's mangled name is then the same in every
+// build, so the model's SASS table (sim/models/generated/linrnn_full_fused_sass.hpp) can name it.
+namespace overlap::cuda::linrnn_full_fused {
 
 using namespace linrnn_kernel;
 
@@ -48,10 +49,14 @@ __global__ void __launch_bounds__(kThreads) full_fused_kernel(const bf16* __rest
     if (col < 3 * kCh) {
       float acc = 0.0f;
       if (col_ok) {
+        // The d-long dependent FFMA chain the model charges per step (by its SASS: the
+        // unrolled loop body, tools/sass_mix.py `.loop` regions).
         if (w_resident)
-          for (int k = 0; k < d; ++k) acc = fmaf(xs[k], __bfloat162float(wsm[k * 3 * kCh + col]), acc);
+          for (int k = 0; k < d; ++k) acc = fmaf(xs[k], __bfloat162float(wsm[k * 3 * kCh + col]), acc);  // sass:dot.loop {}
         else
-          for (int k = 0; k < d; ++k) acc = fmaf(xs[k], __bfloat162float(w[static_cast<long long>(k) * 3 * dv + wcol]), acc);
+          for (int k = 0; k < d; ++k)  // sass:dot_l2.loop {
+            acc = fmaf(xs[k], __bfloat162float(w[static_cast<long long>(k) * 3 * dv + wcol]), acc);
+        // } sass:dot_l2.loop
       }
       proj[col] = acc;
     }
@@ -65,7 +70,15 @@ __global__ void __launch_bounds__(kThreads) full_fused_kernel(const bf16* __rest
   if (hT && threadIdx.x < kCh && lane_ch < dv) hT[b * dv + lane_ch] = h;
 }
 
-}  // namespace
+}  // namespace overlap::cuda::linrnn_full_fused
+
+namespace overlap::cuda::linrnn_launch {
+
+using linrnn_full_fused::full_fused_kernel;
+using linrnn_full_fused::kCh;
+using linrnn_full_fused::kThreads;
+using linrnn_full_fused::kTiling;
+using linrnn_kernel::bf16;
 
 int full_fused(const Problem& p, CUstream_st* stream) {
   const long long w_bytes = static_cast<long long>(p.d) * 3 * kCh * 2;

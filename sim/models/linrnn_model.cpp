@@ -7,6 +7,8 @@
 #include "core/error.hpp"
 #include "cuda/linrnn/linrnn_tiling.hpp"
 #include "sim/gemm_model.hpp"
+#include "sim/models/generated/linrnn_full_fused_sass.hpp"
+#include "sim/sass_mix.hpp"
 #include "sim/occupancy.hpp"
 #include "sim/tile_loop.hpp"
 #include "sim/variants.hpp"
@@ -104,8 +106,8 @@ KernelSpec gate_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
 }
 
 // One kernel, per timestep a vector-matrix product on the FMA pipes: every step waits for
-// x_t (a dependent global load: nothing is in flight ahead of it), a CTA-wide reduction, then
-// one scan step. This is why it loses.
+// x_t (a dependent global load: nothing is in flight ahead of it), a d-long dependent chain of
+// FFMAs per thread, a CTA-wide barrier, then one scan step. This is why it loses.
 KernelSpec full_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   const auto t = linrnn::full_fused_tiling();
   KernelSpec k;
@@ -121,7 +123,14 @@ KernelSpec full_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   loop.tiles = int(d.T);
   loop.loads = {load(double(d.d) * 2, 1.0 / batch_ctas, CopyEngine::LdSt, "load x_t")};
   if (!resident) loop.loads.push_back(load(w_bytes, 0.0, CopyEngine::LdSt, "re-read W slice from L2"));
-  loop.compute = {run(Unit::Fma, double(d.d) * cols, "x_t W (FMA)"),
+  // Each thread's d-long chain of dependent FFMAs, from the kernel's SASS: one pass over the
+  // unrolled loop body (tools/sass_mix.py `.loop` region) takes `cycles` in order with the
+  // profile's latencies and advances the chain by `fp32` steps; W from shared memory, or from
+  // L2 where it does not fit.
+  const SassCounts dot = sass_counts(generated::kLinrnnFullFusedSass, "full_fused_kernel",
+                                     {resident ? "dot.loop" : "dot_l2.loop"});
+  const double chain_ns = dot.cycles / dot.fp32 * double(d.d) * hw.cycle_ns();
+  loop.compute = {delay(chain_ns, "x_t W: d-long FFMA chain per thread (SASS)"),
                   delay(hw.sync_latency_cycles * hw.cycle_ns(), "reduce across warps"),
                   run(Unit::Sfu, t.channels * 3.0, "sigmoid, silu")};
   loop.carried = {delay(hw.fma_latency_cycles * hw.cycle_ns(), "scan step")};

@@ -8,7 +8,7 @@
 namespace overlap::sim::generated {
 
 inline constexpr SassRegionMix kGlaPingpongFusedSass[] = {
-    {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi128ELi2EEEvNS1_6ParamsE", "(other)", {810, 3, 1, 131072, 0, 0, 0, 8832, 0, 418, 62, 20, 4, 29, 204, 1478.389999999999, 3552.7700000000045}},
+    {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi128ELi2EEEvNS1_6ParamsE", "(other)", {810, 3, 1, 131072, 0, 0, 0, 8832, 0, 418, 62, 20, 4, 29, 204, 1602.319999999999, 3599.3000000000043}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi128ELi2EEEvNS1_6ParamsE", "gating.chunk", {243, 2, 0, 0, 0, 0, 5120, 640, 82, 107, 2, 6, 0, 6, 15, 553.4700000000001, 834.8600000000004}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi128ELi2EEEvNS1_6ParamsE", "gating.chunk@prefix", {169, 2, 0, 0, 0, 0, 5120, 640, 82, 54, 0, 6, 0, 1, 1, 389.7699999999999, 666.8800000000001}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi128ELi2EEEvNS1_6ParamsE", "gating.fast", {474, 64, 0, 0, 0, 0, 4096, 4224, 157, 175, 1, 0, 0, 4, 8, 1849.799999999999, 2552.2000000000016}},
@@ -24,7 +24,7 @@ inline constexpr SassRegionMix kGlaPingpongFusedSass[] = {
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi128ELi2EEEvNS1_6ParamsE", "state.scale", {143, 0, 0, 0, 0, 0, 1024, 0, 128, 5, 0, 0, 0, 1, 1, 192.28, 383.48}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi128ELi2EEEvNS1_6ParamsE", "state.slow", {130, 0, 0, 0, 0, 0, 0, 0, 128, 0, 0, 1, 0, 1, 0, 130.0, 130.0}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi128ELi2EEEvNS1_6ParamsE", "state.store", {219, 0, 0, 0, 0, 0, 0, 8192, 0, 146, 1, 4, 0, 3, 1, 280.5399999999999, 357.93999999999994}},
-    {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi64ELi2EEEvNS1_6ParamsE", "(other)", {613, 3, 0, 0, 0, 0, 0, 4736, 0, 341, 65, 18, 4, 29, 116, 1148.4600000000005, 2644.830000000002}},
+    {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi64ELi2EEEvNS1_6ParamsE", "(other)", {613, 3, 0, 0, 0, 0, 0, 4736, 0, 341, 65, 18, 4, 29, 116, 1301.1799999999994, 2759.3600000000024}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi64ELi2EEEvNS1_6ParamsE", "gating.chunk", {238, 2, 0, 0, 0, 0, 5120, 640, 82, 111, 2, 6, 0, 6, 6, 535.4, 816.7900000000005}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi64ELi2EEEvNS1_6ParamsE", "gating.chunk@prefix", {168, 2, 0, 0, 0, 0, 5120, 640, 82, 53, 0, 6, 0, 1, 1, 385.8399999999999, 662.9500000000002}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi64ELi2EEEvNS1_6ParamsE", "gating.fast", {471, 64, 0, 0, 0, 0, 4096, 4224, 157, 175, 1, 0, 0, 4, 5, 1872.2199999999991, 2640.620000000002}},
@@ -40,7 +40,7 @@ inline constexpr SassRegionMix kGlaPingpongFusedSass[] = {
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi64ELi2EEEvNS1_6ParamsE", "state.scale", {74, 0, 0, 0, 0, 0, 512, 0, 64, 4, 1, 0, 0, 1, 0, 103.28, 180.68}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi64ELi2EEEvNS1_6ParamsE", "state.slow", {69, 0, 0, 0, 0, 0, 512, 0, 64, 0, 0, 0, 0, 1, 0, 88.0, 165.4}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi128ELi64ELi2EEEvNS1_6ParamsE", "state.store", {139, 0, 0, 0, 0, 0, 0, 4096, 0, 99, 1, 4, 0, 3, 0, 160.83999999999997, 160.83999999999997}},
-    {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi128ELi3EEEvNS1_6ParamsE", "(other)", {563, 3, 2, 393216, 0, 0, 0, 4736, 0, 222, 124, 23, 4, 30, 118, 1161.8100000000006, 2764.580000000003}},
+    {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi128ELi3EEEvNS1_6ParamsE", "(other)", {563, 3, 2, 393216, 0, 0, 0, 4736, 0, 222, 124, 23, 4, 30, 118, 1359.7399999999993, 2885.1100000000033}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi128ELi3EEEvNS1_6ParamsE", "gating.chunk", {205, 2, 0, 0, 0, 0, 4096, 640, 66, 97, 2, 6, 0, 6, 7, 461.7699999999999, 693.9700000000003}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi128ELi3EEEvNS1_6ParamsE", "gating.chunk@prefix", {153, 2, 0, 0, 0, 0, 4096, 640, 68, 56, 0, 6, 0, 1, 1, 346.34999999999997, 578.5500000000001}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi128ELi3EEEvNS1_6ParamsE", "gating.fast", {267, 32, 0, 0, 0, 0, 2048, 2176, 86, 105, 1, 0, 0, 4, 6, 1058.2600000000002, 1465.4599999999996}},
@@ -56,7 +56,7 @@ inline constexpr SassRegionMix kGlaPingpongFusedSass[] = {
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi128ELi3EEEvNS1_6ParamsE", "state.scale", {72, 0, 0, 0, 0, 0, 256, 0, 64, 4, 0, 1, 0, 1, 0, 99.21000000000001, 176.61}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi128ELi3EEEvNS1_6ParamsE", "state.slow", {68, 0, 0, 0, 0, 0, 256, 0, 64, 0, 0, 1, 0, 1, 0, 89.0, 166.4}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi128ELi3EEEvNS1_6ParamsE", "state.store", {98, 0, 0, 0, 0, 0, 0, 4096, 0, 53, 6, 4, 0, 3, 0, 118.56, 118.56}},
-    {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi64ELi4EEEvNS1_6ParamsE", "(other)", {497, 3, 0, 0, 0, 0, 0, 5760, 0, 190, 129, 24, 4, 37, 65, 951.9500000000014, 1982.7799999999984}},
+    {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi64ELi4EEEvNS1_6ParamsE", "(other)", {497, 3, 0, 0, 0, 0, 0, 5760, 0, 190, 129, 24, 4, 37, 65, 1173.9499999999996, 2127.3800000000006}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi64ELi4EEEvNS1_6ParamsE", "gating.chunk", {217, 2, 0, 0, 0, 0, 4096, 640, 66, 115, 2, 6, 0, 6, 1, 472.53999999999985, 680.5300000000007}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi64ELi4EEEvNS1_6ParamsE", "gating.chunk@prefix", {155, 2, 0, 0, 0, 0, 4096, 640, 68, 58, 0, 6, 0, 1, 1, 342.9099999999999, 572.11}},
     {"_ZN7overlap4cuda18gla_pingpong_fused25gla_pingpong_fused_kernelILi64ELi64ELi4EEEvNS1_6ParamsE", "gating.fast", {260, 32, 0, 0, 0, 0, 2048, 2176, 86, 104, 1, 0, 0, 4, 0, 1019.5600000000004, 1470.7599999999995}},
