@@ -28,8 +28,7 @@ constexpr int kMaxStages = 6;
 __global__ void __launch_bounds__(64, 1) tma_stream(const __grid_constant__ CUtensorMap map, int rows, int boxes,
                                                     int stages) {
   extern __shared__ unsigned char smem_raw[];
-  unsigned char* ring =
-      reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
+  unsigned char* ring = aligned_smem(smem_raw);
   auto* full = reinterpret_cast<std::uint64_t*>(ring + kMaxStages * kBoxBytes);
   std::uint64_t* empty = full + kMaxStages;
   if (threadIdx.x == 0) {

@@ -12,6 +12,14 @@ namespace overlap::cuda::sm90 {
 
 using ptx::smem_addr;
 
+// The dynamic shared memory rounded up to the 1024 bytes the 128-byte swizzle repeats over (every
+// swizzled tile starts on such a boundary). Aligned by an offset from smem_raw, not through an
+// integer cast of the pointer, so the compiler still knows every access is to shared memory
+// (LDS/STS, not generic LD/ST).
+__device__ __forceinline__ unsigned char* aligned_smem(unsigned char* smem_raw) {
+  return smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+}
+
 // ---- mbarriers -------------------------------------------------------------------------------
 __device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count));

@@ -130,8 +130,7 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, 
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
   extern __shared__ unsigned char smem_raw[];
-  unsigned char* smem =
-      reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
+  unsigned char* smem = aligned_smem(smem_raw);
   unsigned char* ring = smem;
   unsigned char* c_stage = smem + Stages * Kn::kStageBytes;
   auto* full = reinterpret_cast<std::uint64_t*>(c_stage + Kn::kCBytes);

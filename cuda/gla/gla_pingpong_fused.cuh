@@ -665,6 +665,9 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // The 128-byte swizzle repeats every 1024 bytes: every tile starts on such a boundary.
   // (Pointer arithmetic on the shared array, so the compiler keeps shared-memory instructions.)
+  // This is sm90::aligned_smem written out: calling the helper instead changes this kernel's
+  // register allocation (ptxas, CUDA 13.0: 424 more SASS instructions, a larger stack frame), and
+  // the model's instruction table and the measurements are of this code.
   unsigned char* smem = smem_raw + ((1024 - (ptx::smem_addr(smem_raw) & 1023)) & 1023);
   std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(smem + L::kBars);
   const Barriers bar{bars, bars + S, bars + 2 * S, bars + 3 * S, bars + 3 * S + 1};

@@ -541,13 +541,6 @@ __device__ __forceinline__ void producer_warpgroup(const Params& p, unsigned cha
   producer<K, P>(p, smem, full, empty);
 }
 
-// The dynamic shared memory rounded up to the 1024 bytes the 128-byte swizzle needs. Aligned
-// by an offset from smem_raw (not through an integer cast of the pointer), so the compiler
-// still knows every access is to shared memory (LDS/STS, not generic LD/ST).
-__device__ __forceinline__ unsigned char* aligned_smem(unsigned char* smem_raw) {
-  return smem_raw + ((1024 - (sm90::smem_addr(smem_raw) & 1023)) & 1023);
-}
-
 template <int K, Pass P>
 __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* full, std::uint64_t* empty, int c) {
   using L = Layout<K, P>;
@@ -632,7 +625,7 @@ template <int K, Pass P>
 __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_kernel(const __grid_constant__ Params p) {
   using L = Layout<K, P>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  unsigned char* smem = aligned_smem(smem_raw);
+  unsigned char* smem = sm90::aligned_smem(smem_raw);
   auto* full = reinterpret_cast<std::uint64_t*>(smem + L::kBars);
   std::uint64_t* empty = full + L::kStages;
   if (threadIdx.x == 0) {
