@@ -9,14 +9,12 @@
 namespace {
 
 overlap::dualgemm::DualGemmShape make_shape(int fmt, long long L, long long M, long long N, long long K) {
-  OVERLAP_REQUIRE(fmt == 0 || fmt == 1 || fmt == 2, "dualgemm: fmt = {} is not 0 (bf16), 1 (fp8 e4m3) or 2 (nvfp4)",
-                  fmt);
   overlap::dualgemm::DualGemmShape s;
   s.L = L;
   s.M = M;
   s.N = N;
   s.K = K;
-  s.format = overlap::dualgemm::Format(fmt);
+  s.format = overlap::dualgemm::format_from_code(fmt);
   return s;
 }
 

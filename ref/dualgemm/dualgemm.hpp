@@ -34,6 +34,8 @@ struct DualGemmShape {
 };
 
 std::string_view format_name(Format format);  // "bf16", "fp8_e4m3", "nvfp4"
+// The format of the shape key `fmt`'s code; throws overlap::Error naming a code that is none.
+Format format_from_code(std::int64_t fmt);
 const std::vector<ShapeKey>& shape_keys();    // L, M, N, K, fmt
 // Reads and checks a shape: positive sizes, K a multiple of 256, a known fmt. Throws
 // overlap::Error naming the offending value.

@@ -17,6 +17,11 @@ std::string_view format_name(Format format) {
   fail("dualgemm: unknown format {}", static_cast<std::int64_t>(format));
 }
 
+Format format_from_code(std::int64_t fmt) {
+  OVERLAP_REQUIRE(fmt >= 0 && fmt <= 2, "dualgemm: fmt={} is not a format (0 = bf16, 1 = fp8_e4m3, 2 = nvfp4)", fmt);
+  return static_cast<Format>(fmt);
+}
+
 const std::vector<ShapeKey>& shape_keys() {
   static const std::vector<ShapeKey> keys{
       {"L", 1, "batch count (independent problems)"},
@@ -38,10 +43,7 @@ DualGemmShape shape_from_args(const ShapeArgs& args) {
   require_positive("dualgemm", {{"L", s.L}, {"M", s.M}, {"N", s.N}, {"K", s.K}});
   // The kernels' K tile; it also makes K / 16 NVFP4 scales a whole number of 4-block tiles.
   OVERLAP_REQUIRE(s.K % 256 == 0, "dualgemm: K={} is not a multiple of 256", s.K);
-  const std::int64_t fmt = args.get("fmt");
-  OVERLAP_REQUIRE(fmt >= 0 && fmt <= 2,
-                  "dualgemm: fmt={} is not a format (0 = bf16, 1 = fp8_e4m3, 2 = nvfp4)", fmt);
-  s.format = static_cast<Format>(fmt);
+  s.format = format_from_code(args.get("fmt"));
   // Guard element counts before anything is allocated (numel of C and of A/B).
   shape_numel({s.L, s.M, s.N});
   shape_numel({s.L, std::max(s.M, s.N), s.K});
