@@ -6,6 +6,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include "gla/oracle_step.hpp"
 #include "gla/reference.hpp"
 
 namespace overlap::gla {
@@ -38,11 +39,7 @@ void oracle(const GlaShape& shape, const GlaInputs& in, const GlaOutputs<double>
     for (std::int64_t t = 0; t < T; ++t) {
       const std::int64_t qk_row = ((b * T + t) * H + h) * K;
       const std::int64_t v_row = ((b * T + t) * H + h) * V;
-      for (std::int64_t c = 0; c < K; ++c) {
-        const double decay = std::exp(static_cast<double>(in.g[qk_row + c]));
-        const double kc = in.k[qk_row + c];
-        for (std::int64_t j = 0; j < V; ++j) S[c * V + j] = decay * S[c * V + j] + kc * in.v[v_row + j];
-      }
+      detail::oracle_state_step(&in.g[qk_row], &in.k[qk_row], &in.v[v_row], K, V, S.data(), S.data());
       std::fill(o_t.begin(), o_t.end(), 0.0);
       for (std::int64_t c = 0; c < K; ++c) {
         const double qc = in.q[qk_row + c];

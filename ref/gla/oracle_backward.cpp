@@ -6,6 +6,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include "gla/oracle_step.hpp"
 #include "gla/reference.hpp"
 
 namespace overlap::gla {
@@ -31,14 +32,9 @@ void oracle_backward(const GlaShape& shape, const GlaInputs& in, const GlaOutput
     const std::int64_t b = bh / H, h = bh % H;
     const auto qk_row = [&](std::int64_t t) { return ((b * T + t) * H + h) * K; };
     const auto v_row = [&](std::int64_t t) { return ((b * T + t) * H + h) * V; };
-    // S <- diag(exp(g_t)) S + k_t v_t^T, as the forward oracle computes it.
+    // S <- diag(exp(g_t)) S + k_t v_t^T, the forward oracle's step.
     const auto step = [&](std::int64_t t, const double* prev, double* next) {
-      const std::int64_t r = qk_row(t), rv = v_row(t);
-      for (std::int64_t c = 0; c < K; ++c) {
-        const double decay = std::exp(static_cast<double>(in.g[r + c]));
-        const double kc = in.k[r + c];
-        for (std::int64_t j = 0; j < V; ++j) next[c * V + j] = decay * prev[c * V + j] + kc * in.v[rv + j];
-      }
+      detail::oracle_state_step(&in.g[qk_row(t)], &in.k[qk_row(t)], &in.v[v_row(t)], K, V, prev, next);
     };
     // Forward: the state after every `checkpoint` tokens.
     const std::int64_t segments = (T + checkpoint - 1) / checkpoint;
