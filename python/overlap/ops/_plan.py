@@ -39,8 +39,8 @@ def _explicit_kernel(op, variant, device, kernels):
                            "overlap does not have (install it where nvcc exists), or pass variant=None")
 
 
-def _wants_kernel(device, dtype, kernels):
-    return device == "cuda" and kernels is not None and dtype in KERNEL_DTYPES
+def _wants_kernel(device, dtype, kernels, kernel_dtypes=KERNEL_DTYPES):
+    return device == "cuda" and kernels is not None and dtype in kernel_dtypes
 
 
 def known_variants(workload, kernels, model_variants):
@@ -82,20 +82,21 @@ def projchain(dims, dtype, device, variant, kernels, model_variants=()):
 
 
 def dual_gemm(dims, dtype, device, variant, kernels, model_variants=()):
-    """dims (M, N, K, fmt); fp8 operands count as a kernel dtype (the kernels take e4m3)."""
-    dtype = "bfloat16" if dtype == "float8_e4m3fn" else dtype
-    return _unpadded("dualgemm", dims, dtype, device, variant, kernels, model_variants, op_name="dual_gemm")
+    """dims (M, N, K, fmt); the kernels also take fp8 (e4m3) operands."""
+    return _unpadded("dualgemm", dims, dtype, device, variant, kernels, model_variants, op_name="dual_gemm",
+                     kernel_dtypes=KERNEL_DTYPES + ("float8_e4m3fn",))
 
 
-def _unpadded(op, dims, dtype, device, variant, kernels, model_variants, op_name=None):
+def _unpadded(op, dims, dtype, device, variant, kernels, model_variants, op_name=None, kernel_dtypes=KERNEL_DTYPES):
     """linrnn, projchain, dualgemm: the kernel that can run the shape as it is, else torch. `op` is
-    the workload's name in the kernels' build; `op_name` the op's, where it differs."""
+    the workload's name in the kernels' build; `op_name` the op's, where it differs; kernel_dtypes
+    the input dtypes its kernels read."""
     name = op_name or op
     _checks.variant_name(name, variant, known_variants(op, kernels, model_variants))
     if variant == TORCH:
         return TORCH
     if variant is None:
-        if not _wants_kernel(device, dtype, kernels):
+        if not _wants_kernel(device, dtype, kernels, kernel_dtypes):
             return TORCH
         chosen = kernels.default(op, dims)
         return TORCH if chosen is None else chosen
