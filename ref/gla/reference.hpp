@@ -38,10 +38,6 @@ struct ChunkOptions {
 // Throws overlap::Error when a span's size does not match the shape (names tensor and sizes).
 void check_size(std::string_view what, const char* name, std::size_t have, std::int64_t want);
 void check_sizes(const GlaShape& shape, const GlaInputs& in, std::size_t o_size, std::size_t hT_size);
-struct GlaOutputGrads;
-// The backward's arrays: the inputs, do and dhT, and the gradients' sizes.
-void check_backward_sizes(const GlaShape& shape, const GlaInputs& in, const GlaOutputGrads& grads, std::size_t dq,
-                          std::size_t dk, std::size_t dg, std::size_t dv, std::size_t dh0);
 
 void oracle(const GlaShape& shape, const GlaInputs& in, const GlaOutputs<double>& out);
 
@@ -59,12 +55,16 @@ struct GlaInputGrads {
   std::span<T> dh0;         // [B,H,K,V] when shape.has_h0, else empty
 };
 
+// The backward's arrays: the inputs, do and dhT, and the gradients' sizes.
+void check_backward_sizes(const GlaShape& shape, const GlaInputs& in, const GlaOutputGrads& grads, std::size_t dq,
+                          std::size_t dk, std::size_t dg, std::size_t dv, std::size_t dh0);
+
 // Reverse mode through S_t = diag(exp(g_t)) S_{t-1} + k_t v_t^T, o_t = s S_t^T q_t, in float64,
 // per (batch, head): with dS carrying dL/dS_t backwards from dhT,
 //   dq_t = s S_t do_t;  dS += s q_t do_t^T;  dk_t = dS v_t;  dv_t = dS^T k_t;
 //   dg_t = exp(g_t) * rowsum(dS * S_{t-1});  dS = diag(exp(g_t)) dS;  dh0 = dS at the end.
-// S_{t-1} is recomputed forward from states kept every `checkpoint` tokens (exactly the values
-// the forward produced: the same float64 operations in the same order). Throws on a size
+// S_{t-1} is recomputed forward from states kept every `checkpoint` tokens, by the forward's own
+// step (gla/oracle_step.hpp): exactly the values the forward produced. Throws on a size
 // mismatch, naming the array.
 void oracle_backward(const GlaShape& shape, const GlaInputs& in, const GlaOutputGrads& grads,
                      const GlaInputGrads<double>& out, int checkpoint = 64);

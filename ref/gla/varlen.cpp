@@ -43,17 +43,19 @@ std::span<T> part(std::span<T> all, std::size_t offset, std::int64_t count) {
   return count == 0 || all.empty() ? std::span<T>() : all.subspan(offset, std::size_t(count));
 }
 
-// The packed arrays' sizes: rows as the shape says, states N per head.
-void check_packed(const GlaShape& packed, std::int64_t N, const GlaInputs& in, std::size_t o, std::size_t hT) {
+// The packed arrays' sizes: rows as the shape says, states N per head. `o` and `hT` are the
+// sizes of the arrays shaped like the outputs (named o_name, hT_name: do and dhT for a backward).
+void check_packed(const GlaShape& packed, std::int64_t N, const GlaInputs& in, std::size_t o, std::size_t hT,
+                  const char* o_name = "o", const char* hT_name = "hT") {
   GlaShape per_state = packed;
   per_state.B = N;  // state tensors hold one state per sequence
   check_size("gla varlen", "q", in.q.size(), packed.qk_numel());
   check_size("gla varlen", "k", in.k.size(), packed.qk_numel());
   check_size("gla varlen", "g", in.g.size(), packed.qk_numel());
   check_size("gla varlen", "v", in.v.size(), packed.v_numel());
-  check_size("gla varlen", "o", o, packed.v_numel());
+  check_size("gla varlen", o_name, o, packed.v_numel());
   check_size("gla varlen", "h0", in.h0.size(), packed.has_h0 ? per_state.state_numel() : 0);
-  check_size("gla varlen", "hT", hT, packed.want_hT ? per_state.state_numel() : 0);
+  check_size("gla varlen", hT_name, hT, packed.want_hT ? per_state.state_numel() : 0);
 }
 
 GlaInputs inputs_of(const Sequence& s, const GlaInputs& in) {
@@ -87,7 +89,7 @@ void backward_each(const GlaShape& packed, std::span<const std::int32_t> cu, con
   const std::int64_t N = sequences(packed, cu);
   GlaShape per_state = packed;
   per_state.B = N;
-  check_packed(packed, N, in, grads.do_.size(), grads.dhT.size());  // do is o's size, dhT is hT's
+  check_packed(packed, N, in, grads.do_.size(), grads.dhT.size(), "do", "dhT");
   check_size("gla varlen backward", "dq", out.dq.size(), packed.qk_numel());
   check_size("gla varlen backward", "dk", out.dk.size(), packed.qk_numel());
   check_size("gla varlen backward", "dg", out.dg.size(), packed.qk_numel());

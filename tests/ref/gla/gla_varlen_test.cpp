@@ -130,6 +130,15 @@ TEST(GlaVarlenBadInput, CuSeqlensIsCheckedAgainstThePackedLength) {
   EXPECT_NE(message({0}).find("at least 2 offsets"), std::string::npos);
   // h0 / hT hold one state per sequence: three offsets say two sequences.
   EXPECT_NE(message({0, 2, 3, 7}).find("'h0'"), std::string::npos) << message({0, 2, 3, 7});
+  // The backward names its incoming gradients by their own names.
+  std::vector<float> g(std::size_t(p.shape.qk_numel())), gv(o.size()), dh0(p.states());
+  const std::vector<float> short_do(o.size() - 1);
+  try {
+    chunked_reference_backward_varlen(p.shape, p.cu, p.in.spans(), {short_do, p.dhT}, {g, g, g, gv, dh0});
+    FAIL() << "accepted a short do";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'do'"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
