@@ -3,11 +3,11 @@
 # scripts do those): the check after a change that touches all of them, e.g. the output check
 # itself. Prints, per workload, the gtest summary, the skipped cases (each must be an expected
 # refusal) and the worst whole-tensor and worst per-block relative error per variant.
-#   bash tools/device/gpu_tests_run.sh [WORKLOAD...]     (default: gla linrnn projchain)
+#   bash tools/device/gpu_tests_run.sh [WORKLOAD...]     (default: gla linrnn projchain dualgemm)
 set -o pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT"
-workloads=${*:-gla linrnn projchain}
+workloads=${*:-gla linrnn projchain dualgemm}
 targets=""
 for w in $workloads; do targets+=" test_cuda_$w"; done
 if ! source tools/device/setup.sh $targets >"$OUT/build.log" 2>&1; then
