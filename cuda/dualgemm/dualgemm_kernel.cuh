@@ -8,8 +8,11 @@
 //             full[s] completes on the TMA's bytes, empty[s] when both consumer warpgroups'
 //             wgmmas have read the stage.
 //   consumers two warpgroups. A 128-row tile is split by rows (each 64 x BN), a 64-row tile
-//             by columns (each 64 x BN/2). Per stage each issues 4 k-steps x 2 products on one
-//             A descriptor, keeping one stage's wgmma group in flight (none with one stage).
+//             by columns (each 64 x BN/2). A stage holds each warpgroup's B1 rows followed by
+//             its B2 rows, so one 64 x 2WN wgmma per k-step computes both products (A is read
+//             from shared memory once for the two, and the wider wgmma keeps the tensor pipe
+//             busier than two narrow ones). Per stage each issues 4 k-steps, keeping one
+//             stage's wgmma group in flight (none with one stage).
 //   producer  warp-specialized (WS): a third warpgroup (40 registers a thread after setmaxnreg,
 //             the consumers get 232), one thread of which issues the loads for every tile of
 //             a persistent CTA, running up to `Stages` stages ahead, through tile boundaries,
@@ -46,11 +49,15 @@ namespace gmma = cute::SM90::GMMA;
 template <bool Fp8, int N>
 struct Atom;
 template <>
+struct Atom<false, 256> : gmma::MMA_64x256x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
+template <>
 struct Atom<false, 128> : gmma::MMA_64x128x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
 template <>
 struct Atom<false, 64> : gmma::MMA_64x64x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
 template <>
 struct Atom<false, 32> : gmma::MMA_64x32x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
+template <>
+struct Atom<true, 256> : gmma::MMA_64x256x32_F32E4M3E4M3_SS_TN<> {};
 template <>
 struct Atom<true, 128> : gmma::MMA_64x128x32_F32E4M3E4M3_SS_TN<> {};
 template <>
@@ -88,7 +95,10 @@ struct Kernel {
   static constexpr int kThreads = kTiling.threads();
   static constexpr int kConsumerThreads = 256;
   static constexpr int kWN = kTiling.warpgroup_n();         // a warpgroup's columns
-  static constexpr int kAcc = kWN / 2;                       // fp32 registers per accumulator
+  static constexpr int kAcc = kWN / 2;                       // fp32 registers per product
+  // B rows per TMA box: a CTA's slice of the tile (clusters, 128-row tiles) or, for a 64-row
+  // tile, one warpgroup's columns, so that each warpgroup's B1 and B2 rows lie side by side.
+  static constexpr int kBBox = BM == 128 ? kBSlice : kWN;
   static constexpr int kKBytes = 128;                        // K bytes per row and stage
   static constexpr int kBK = Fp8 ? 128 : 64;                 // K elements per stage
   static constexpr int kKSteps = 4;                          // wgmma k-steps per stage, 32 bytes each
@@ -108,6 +118,7 @@ struct Kernel {
   static_assert(kASlice % 8 == 0 && kBSlice % 8 == 0, "multicast slices are whole 8-row swizzle atoms");
   static_assert(BM % CN == 0 && BN % CM == 0, "the slices cover the tiles");
   static_assert(kCluster <= 8, "a portable cluster (and a 16-bit multicast mask)");
+  static_assert(BM == 128 || kCluster == 1, "64-row tiles lay B out per warpgroup, without multicast slices");
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
@@ -185,12 +196,20 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, 
       tma_load_4d_multicast(st + cn * Kn::kASlice * Kn::kKBytes, &p.a_map, &full[s], k0, m0 + cn * Kn::kASlice, l,
                             0, row);
     }
-    unsigned char* b1 = st + Kn::kABytes;
-    unsigned char* b2 = b1 + Kn::kBBytes;
-    if constexpr (CM == 1) {
-      tma_load_4d(b1, &p.b1_map, &full[s], k0, n0, l, 0);
-      tma_load_4d(b2, &p.b2_map, &full[s], k0, n0, l, 0);
+    // B of a stage: per warpgroup's columns (kWN rows), its B1 rows then its B2 rows.
+    unsigned char* b = st + Kn::kABytes;
+    if constexpr (BM == 64) {
+#pragma unroll
+      for (int g = 0; g < 2; ++g) {
+        tma_load_4d(b + 2 * g * kWN * Kn::kKBytes, &p.b1_map, &full[s], k0, n0 + g * kWN, l, 0);
+        tma_load_4d(b + (2 * g + 1) * kWN * Kn::kKBytes, &p.b2_map, &full[s], k0, n0 + g * kWN, l, 0);
+      }
+    } else if constexpr (CM == 1) {
+      tma_load_4d(b, &p.b1_map, &full[s], k0, n0, l, 0);
+      tma_load_4d(b + Kn::kBBytes, &p.b2_map, &full[s], k0, n0, l, 0);
     } else {
+      unsigned char* b1 = b;
+      unsigned char* b2 = b + Kn::kBBytes;
       std::uint16_t column = 0;  // the CTAs (*, cn)
       for (int i = 0; i < CM; ++i) column |= std::uint16_t(1u << (i + CM * cn));
       const int off = cm * Kn::kBSlice;
@@ -241,26 +260,25 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, 
       if (!WS && tid == 0)
         for (int j = 0; j < Stages && j < k_blocks; ++j) issue_load(it + j, m0, n0, l, j);
 
-      float acc1[kAcc] = {}, acc2[kAcc] = {};  // overwritten by the first k-step (scale-d 0)
+      // Both products: columns [0, kWN) of acc are A B1^T, [kWN, 2 kWN) A B2^T, so register i of
+      // the first is register i + kAcc of the second. Overwritten by the first k-step (scale-d 0).
+      float acc[2 * kAcc] = {};
       for (int kb = 0; kb < k_blocks; ++kb) {
         const int cur = it + kb, s = cur % Stages;
         mbar_wait(&full[s], (cur / Stages) & 1);
         const unsigned char* st = ring + s * Kn::kStageBytes;
         const std::uint64_t da = sw128_desc(st + wg_row * Kn::kKBytes);
-        const std::uint64_t db1 = sw128_desc(st + Kn::kABytes + wg_col * Kn::kKBytes);
-        const std::uint64_t db2 = sw128_desc(st + Kn::kABytes + Kn::kBBytes + wg_col * Kn::kKBytes);
+        const std::uint64_t db = sw128_desc(st + Kn::kABytes + 2 * wg_col * Kn::kKBytes);
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < Kn::kKSteps; ++ks) {
           // 32 bytes along K per step: +2 in the descriptor's 16-byte address units.
           const bool accumulate = kb > 0 || ks > 0;
-          mma<Fp8, kWN>(da + 2 * ks, db1 + 2 * ks, acc1, accumulate);
-          mma<Fp8, kWN>(da + 2 * ks, db2 + 2 * ks, acc2, accumulate);
+          mma<Fp8, 2 * kWN>(da + 2 * ks, db + 2 * ks, acc, accumulate);
         }
         wgmma_commit();
         wgmma_wait<kInFlight>();
-        fence_regs(acc1);
-        fence_regs(acc2);
+        fence_regs(acc);
         const int done = kb - kInFlight;  // this k-block's stage is free again
         if (done >= 0) {
           const int r = it + done;
@@ -272,8 +290,7 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, 
         }
       }
       wgmma_wait<0>();
-      fence_regs(acc1);
-      fence_regs(acc2);
+      fence_regs(acc);
       if (kInFlight && k_blocks > 0) {
         const int r = it + k_blocks - 1;
         if (t128 == 0) release(r % Stages);
@@ -281,7 +298,7 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, 
       it += k_blocks;
 
       // ---- epilogue ----
-      // Fragment of a 64 x kWN wgmma accumulator: register 4j + 2h + e holds row
+      // Fragment of a 64 x N wgmma accumulator: register 4j + 2h + e holds row
       // 16*warp + lane/4 + 8h, column 8j + 2*(lane%4) + e.
       const int row0 = 16 * warp + lane / 4;
       const int col0 = 2 * (lane % 4);
@@ -315,8 +332,10 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, 
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int i = 4 * j + 2 * h;
-          const __half2 v = __floats2half2_rn(silu_times(acc1[i] * sa[h] * s1[0], acc2[i] * sa[h] * s2[0]),
-                                              silu_times(acc1[i + 1] * sa[h] * s1[1], acc2[i + 1] * sa[h] * s2[1]));
+          const float* x1 = acc + i;  // A B1^T at this fragment position
+          const float* x2 = acc + kAcc + i;
+          const __half2 v = __floats2half2_rn(silu_times(x1[0] * sa[h] * s1[0], x2[0] * sa[h] * s2[0]),
+                                              silu_times(x1[1] * sa[h] * s1[1], x2[1] * sa[h] * s2[1]));
           const int row = row0 + 8 * h;  // within the warpgroup's part
           if constexpr (TmaStore) {
             const int sub = col / Kn::kSubCols, c_in = col % Kn::kSubCols;

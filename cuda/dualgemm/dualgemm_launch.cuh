@@ -31,10 +31,11 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
   using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN>;
   static_assert(Kn::kSmemBytes <= 227 * 1024, "shared memory over the sm_90 per-block limit");
   dualgemm_sm90::Params p{};
-  // Each CTA loads its slice of the tiles its cluster shares (the whole tile without a cluster).
+  // Each CTA loads its slice of the tiles its cluster shares (the whole tile without a cluster;
+  // a 64-row tile's B per warpgroup).
   cudaError_t e = operand_map(&p.a_map, Fp8, a.a, s.L, s.M, s.K, Kn::kASlice);
-  if (e == cudaSuccess) e = operand_map(&p.b1_map, Fp8, a.b1, s.L, s.N, s.K, Kn::kBSlice);
-  if (e == cudaSuccess) e = operand_map(&p.b2_map, Fp8, a.b2, s.L, s.N, s.K, Kn::kBSlice);
+  if (e == cudaSuccess) e = operand_map(&p.b1_map, Fp8, a.b1, s.L, s.N, s.K, Kn::kBBox);
+  if (e == cudaSuccess) e = operand_map(&p.b2_map, Fp8, a.b2, s.L, s.N, s.K, Kn::kBBox);
   if (e == cudaSuccess && TmaStore) {
     const cuuint64_t dims[4] = {cuuint64_t(s.N), cuuint64_t(s.M), cuuint64_t(s.L), 1};
     const cuuint64_t strides[3] = {cuuint64_t(s.N) * 2, cuuint64_t(s.M) * s.N * 2, cuuint64_t(s.L) * s.M * s.N * 2};
