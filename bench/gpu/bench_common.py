@@ -2,7 +2,7 @@
 and the two hardware ceilings a floor is computed from (device-to-device copy bandwidth and a
 large bf16 matmul's rate), measured in the same run as the kernels they judge.
 
-    from bench_common import l2_flush_buffer, time_calls, copy_bandwidth, tensor_rate, rel_error
+    from bench_common import L2Flush, time_calls, copy_bandwidth, tensor_rate, rel_error
     from bench_common import time_rows, clock_line   # rows compared at the same clocks
 """
 import ctypes
@@ -15,10 +15,40 @@ import time
 import torch
 
 
-def l2_flush_buffer(mib=256):
-    """A buffer larger than any Hopper L2 (50-60 MB); zeroing it before a call evicts the
-    previous call's data, so every timed call reads its inputs from HBM."""
-    return torch.empty(mib << 20, dtype=torch.uint8, device="cuda")
+class L2Flush:
+    """Called before every timed call: evicts the previous call's data from L2, so the timed call
+    reads its inputs from HBM. Two ways:
+    "read" (default): reads a buffer five times an H100's L2. L2 is left holding clean lines, which
+        the timed call's misses replace without writing anything to HBM: the HBM traffic the
+        call is timed with is its own, as in the floor it is compared with.
+    "write": zeroes the buffer (Triton's do_bench does this). L2 is left holding up to its size in
+        dirty lines, which the timed call's misses write back to HBM as they evict them: a call
+        that reads R bytes moves up to R + 50 MB through HBM.
+    Measured on the lent H100 (2026-11-26, same code, `bench_dualgemm.py --flush write|read`):
+    dualgemm fp8 (256,4096,7168) tile128x64_stages6_ws 39.9 us after a write flush, 32.7 us after
+    a read flush (Nsight Compute, which invalidates L2 itself: 34.8 us at its 1.41 GHz SM clock);
+    torch's fp8 path 52.9 / 46.7 us. Kernels that read a few tens of MB lose most; the floors
+    (a 1 GiB copy) hardly move."""
+
+    MODES = ("read", "write")
+
+    def __init__(self, mode="read", mib=256):
+        if mode not in self.MODES:
+            raise ValueError(f"L2 flush mode must be one of {self.MODES}, got {mode!r}")
+        self.mode = mode
+        self.buf = torch.ones(mib << 20, dtype=torch.uint8, device="cuda")
+        self.words = self.buf.view(torch.int64)
+
+    def __call__(self):
+        if self.mode == "write":
+            self.buf.zero_()
+        else:
+            self.words.sum()  # a reduction kernel: every byte read, nothing written but one word
+
+
+def add_flush_argument(parser):
+    parser.add_argument("--flush", choices=L2Flush.MODES, default="read",
+                        help="how L2 is emptied before each timed call (bench_common.L2Flush)")
 
 
 def time_calls(fn, n_sets, reps, warmup, flush):
@@ -30,7 +60,7 @@ def time_calls(fn, n_sets, reps, warmup, flush):
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for i in range(reps):
-        flush.zero_()
+        flush()
         starts[i].record()
         fn(i % n_sets)
         ends[i].record()
@@ -68,7 +98,7 @@ def time_interleaved(fns, n_sets, reps, warmup, flush, pad_us, block=5):
         for j in range(len(fns)):
             k = (j + r) % len(fns)
             for b in range(block):
-                flush.zero_()
+                flush()
                 if pad_cycles:
                     torch.cuda._sleep(pad_cycles)
                 events[r][k][b][0].record()
@@ -162,19 +192,20 @@ def tensor_rate(flush):
     return 2 * n ** 3 / (ms * 1e-3)
 
 
-def start_report(**extra):
-    """Measures this run's floors and opens its report: (flush buffer, copy bandwidth in bytes/s,
+def start_report(flush_mode="read", **extra):
+    """Measures this run's floors and opens its report: (L2Flush of `flush_mode`, copy bandwidth in bytes/s,
     tensor rate in FLOP/s, report dict with the GPU, date, versions, floors, command, `extra` and
     an empty "shapes" list). Prints the header line every benchmark's log starts with."""
-    flush = l2_flush_buffer()
+    flush = L2Flush(flush_mode)
     bw = copy_bandwidth(flush)
     rate = tensor_rate(flush)
     props = torch.cuda.get_device_properties(0)
     report = {"gpu": props.name, "sms": props.multi_processor_count,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "torch": torch.__version__, "cuda": torch.version.cuda, "copy_bandwidth_GBps": bw / 1e9,
-              "tensor_TFLOPs": rate / 1e12, "command": " ".join(sys.argv), **extra, "shapes": []}
-    print(f"# {props.name}, copy bandwidth {bw / 1e9:.0f} GB/s (read+write), bf16 matmul {rate / 1e12:.0f} TFLOP/s",
+              "tensor_TFLOPs": rate / 1e12, "l2_flush": flush_mode, "command": " ".join(sys.argv), **extra, "shapes": []}
+    print(f"# {props.name}, copy bandwidth {bw / 1e9:.0f} GB/s (read+write), bf16 matmul {rate / 1e12:.0f} TFLOP/s, "
+          f"L2 flushed by {flush_mode}",
           flush=True)
     return flush, bw, rate, report
 

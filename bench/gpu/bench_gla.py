@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import call_capi, rel_error, start_report, time_calls  # noqa: E402
+from bench_common import add_flush_argument, call_capi, rel_error, start_report, time_calls  # noqa: E402
 
 SHAPES = [(4, 1024, 32, 64, 64), (4, 4096, 32, 64, 64), (8, 4096, 16, 128, 128), (2, 16384, 16, 128, 128)]
 VARIANTS = ["sequential_fused", "sequential_materialized", "pipelined_fused", "pipelined_materialized",
@@ -84,6 +84,7 @@ def main():
                     "'pingpong_fused;pingpong_fused@segments=1'")
     ap.add_argument("--no-peers", action="store_true", help="skip chunk_gla and SDPA (e.g. under ncu)")
     ap.add_argument("--shapes", default=None, help="B,T,H,K,V;... (default: the issue's four)")
+    add_flush_argument(ap)
     args = ap.parse_args()
 
     lib = OverlapLib(args.lib)
@@ -100,7 +101,7 @@ def main():
     if chunk_gla is not None:
         import fla
         extra["fla"] = fla.__version__
-    flush, bw, rate, report = start_report(**extra)
+    flush, bw, rate, report = start_report(args.flush, **extra)
 
     for shape in shapes:
         B, T, H, K, V = shape

@@ -30,7 +30,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import call_capi, clock_line, rel_error, start_report, time_calls, time_rows  # noqa: E402
+from bench_common import add_flush_argument, call_capi, clock_line, rel_error, start_report, time_calls, time_rows  # noqa: E402
 
 SHAPES = [(4, 2048, 256, 64), (16, 2048, 256, 64), (8, 4096, 1024, 1024)]
 VARIANTS = ["three_kernel", "semi_fused", "full_fused", "chunk_fused", "chunk_fused+pack"]
@@ -147,6 +147,7 @@ def main():
     ap.add_argument("--no-peers", action="store_true", help="our kernels only (e.g. under a profiler)")
     ap.add_argument("--pad-us", type=float, default=200.0,
                     help="GPU spin before each timed call, hiding the host's enqueue time (0: none)")
+    add_flush_argument(ap)
     args = ap.parse_args()
 
     lib = OverlapLib(args.lib)
@@ -158,7 +159,7 @@ def main():
         print(f"Triton peer unavailable: {e!r}", file=sys.stderr)
         peer_scan = None
 
-    flush, bw, rate, report = start_report()
+    flush, bw, rate, report = start_report(args.flush)
 
     for shape in shapes:
         B, T, d, dv = shape

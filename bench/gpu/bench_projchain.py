@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import call_capi, clock_line, l2_flush_buffer, rel_error, start_report, time_rows  # noqa: E402
+from bench_common import L2Flush, add_flush_argument, call_capi, clock_line, rel_error, start_report, time_rows  # noqa: E402
 
 SHAPES = [(4, 512, 2048, 16, 128), (4, 1024, 2048, 16, 128), (4, 2048, 2048, 16, 128), (4, 4096, 2048, 16, 128),
           (8, 4096, 2048, 16, 128)]
@@ -230,7 +230,7 @@ def profile_shape(shape, lib, strips):
     outs = {o: torch.empty(N, H if o == "alpha" else H * dk, device="cuda", dtype=torch.bfloat16) for o in OUTPUTS}
     ws_bytes = lib.workspace_bytes("epilogue_fused", shape, True)
     ws = torch.empty(ws_bytes, dtype=torch.uint8, device="cuda") if ws_bytes else None
-    flush = l2_flush_buffer()
+    flush = L2Flush()
     fused = [lambda g=g: lib.forward("epilogue_fused", s, outs, ws, shape, True, g) for g in strips]
     peer = lambda: torch.matmul(s["x"], s["W_cat"])
     for fn in fused + [peer]:
@@ -238,7 +238,7 @@ def profile_shape(shape, lib, strips):
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStart()
     for fn in fused + [peer]:
-        flush.zero_()
+        flush()
         fn()
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStop()
@@ -290,6 +290,7 @@ def main():
                     help="GPU spin before each timed call, hiding the host's enqueue time (0: none)")
     ap.add_argument("--profile", action="store_true",
                     help="no timing: one profiled call of epilogue_fused and of torch_wide_matmul per shape (for ncu)")
+    add_flush_argument(ap)
     args = ap.parse_args()
 
     lib = OverlapLib(args.lib)
@@ -298,7 +299,7 @@ def main():
         for shape in shapes:
             profile_shape(shape, lib, [int(g) for g in (args.strips or "0").split(",")])
         return
-    flush, bw, rate, report = start_report(pad_us=args.pad_us)
+    flush, bw, rate, report = start_report(args.flush, pad_us=args.pad_us)
     for shape in shapes:
         entry = bench_shape(shape, lib, args, flush, bw, rate)
         report["shapes"].append(entry)

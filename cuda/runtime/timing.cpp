@@ -4,18 +4,6 @@
 
 namespace overlap::gpu {
 
-L2Flusher::L2Flusher() {
-  int device = 0, l2_bytes = 0;
-  OVERLAP_CUDA_CHECK(cudaGetDevice(&device));
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-  scratch_ = DeviceBuffer(2 * static_cast<std::size_t>(std::max(l2_bytes, 1 << 20)));
-}
-
-void L2Flusher::flush(cudaStream_t stream) {
-  static int pattern = 0;
-  OVERLAP_CUDA_CHECK(cudaMemsetAsync(scratch_.get(), ++pattern & 0xff, scratch_.bytes(), stream));
-}
-
 TimingResult time_launches(const std::function<void(int, cudaStream_t)>& launch, int sets,
                            const TimingOptions& options, cudaStream_t stream) {
   OVERLAP_REQUIRE(sets >= 1, "time_launches needs at least one input set, got {}", sets);

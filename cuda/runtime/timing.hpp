@@ -25,7 +25,10 @@ struct TimingResult {
   std::vector<double> samples_us;
 };
 
-// Evicts the L2 by writing a buffer twice its size.
+// Evicts the previous run's data from L2 by reading a buffer five times its size (l2_flush.cu).
+// Reading, not writing: a written buffer leaves L2 full of dirty lines, which the timed run's
+// misses then write back to HBM, adding up to an L2's size to the run's own HBM traffic (the
+// benchmarks' bench_common.L2Flush says what that cost a memory-bound kernel).
 class L2Flusher {
  public:
   L2Flusher();
@@ -33,6 +36,8 @@ class L2Flusher {
 
  private:
   DeviceBuffer scratch_;
+  DeviceBuffer sink_;
+  int blocks_ = 0;
 };
 
 // Times launch(set, stream) for every input set in [0, sets): warm-up on set 0, then for each
