@@ -1,5 +1,6 @@
 #include "sim/profile.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -64,6 +65,10 @@ const std::vector<ProfileField>& profile_fields() {
       {"cold_code_cycles_per_KiB", "cycles/KiB",
        "extra cycles of a first pass over code per KiB of SASS, L2 flushed, every SM fetching (0: not measured)",
        &P::cold_code_cycles_per_KiB},
+      {"max_clusters_of_2", "clusters", "resident clusters of 2 CTAs, one CTA per SM (0: not measured)",
+       &P::max_clusters_of_2},
+      {"max_clusters_of_4", "clusters", "resident clusters of 4 CTAs, one CTA per SM (0: not measured)",
+       &P::max_clusters_of_4},
   };
   return fields;
 }
@@ -191,6 +196,11 @@ HardwareProfile load_profile(std::string_view name_or_path) { return load_profil
 
 HardwareProfile parse_profile(std::string_view json_text, std::string_view origin) {
   return parse_profile_depth(json_text, origin, 0);
+}
+
+int HardwareProfile::cluster_slots(int size) const {
+  const double measured = size == 2 ? max_clusters_of_2 : size == 4 ? max_clusters_of_4 : 0.0;
+  return measured > 0 ? int(measured) : int(sm_count) / std::max(1, size);
 }
 
 nlohmann::json HardwareProfile::to_json() const {

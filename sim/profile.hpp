@@ -58,12 +58,19 @@ struct HardwareProfile {
   // Extra cycles a first pass over code costs per KiB of SASS, code in device memory (L2
   // flushed), every SM fetching (cuda/calibrate/icache.cu); 0: not measured, not charged.
   double cold_code_cycles_per_KiB = 0;
+  // Clusters of 2 / 4 CTAs resident at once, one CTA per SM (cuda/calibrate/cluster_slots.cu):
+  // a cluster lives in one GPC, so fewer than sm_count / size may fit. 0: not measured, the
+  // model assumes sm_count / size.
+  double max_clusters_of_2 = 0;
+  double max_clusters_of_4 = 0;
   CopyEngine copy_engine = CopyEngine::LdSt;
   std::map<std::string, std::string> sources;  // field name -> where the number comes from
 
   bool has_wgmma() const { return compute_capability >= 90; }  // also TMA, clusters, setmaxnreg
   bool has_clusters() const { return compute_capability >= 90; }
   double cycle_ns() const { return 1e3 / clock_MHz; }
+  // Resident clusters of `size` CTAs taking a whole SM each (size 1: every SM).
+  int cluster_slots(int size) const;
   // Dense bf16 tensor-core FLOPs one SM completes per clock at the profile's rate.
   double bf16_flops_per_sm_clk() const { return tensor_bf16_TFLOPs * 1e6 / (sm_count * clock_MHz); }
   nlohmann::json to_json() const;

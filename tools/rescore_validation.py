@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Re-predict every row of a validation report.json with the current model, no GPU needed.
 
-    tools/rescore_validation.py REPORT_JSON OVERLAP_BINARY [--hw PROFILE]
+    tools/rescore_validation.py REPORT_JSON OVERLAP_BINARY [--hw PROFILE] [--wrong]
 
 The measured times stay as measured; only the predictions are redone, with
 `OVERLAP_BINARY predict --json --hw PROFILE --workload W --variant V --shape S`. Prints, per
 row, the measured time, the old and new prediction and error, then the median and maximum
 |error| old and new, and the speedup-sign check of every pair whose measured speedup exceeds
-5% (as `overlap validate` reports it). Error = predicted / measured - 1.
+5% (as `overlap validate` reports it); --wrong lists the pairs whose sign the new model gets
+wrong. Error = predicted / measured - 1.
 """
 import json
 import statistics
@@ -57,7 +58,11 @@ def main(argv):
             continue
         predicted = new_time[key_b] / new_time[key_c]
         total += 1
-        right += (predicted > 1) == (measured > 1)
+        ok = (predicted > 1) == (measured > 1)
+        right += ok
+        if not ok and "--wrong" in argv:
+            print(f"  wrong sign: {key_b[0]} {key_b[1]} {key_c[2]} over {key_b[2]}: "
+                  f"measured {measured:.2f}x, predicted {predicted:.2f}x")
     if total:
         print(f"speedup signs right (|measured-1| > 5%): new {right} / {total}")
     return 0

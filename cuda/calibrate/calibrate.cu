@@ -14,7 +14,8 @@
 //   TMA streams     - every SM streaming 32 KiB TMA loads through 1-6 stages, from L2 and from
 //                     HBM: the delivered bandwidth and one load's latency under load (tma_stream.cu);
 //   cold code       - a first pass over 64 KiB of straight-line SASS against a second, after an
-//                     L2 flush: instruction-fetch cycles per KiB (icache.cu).
+//                     L2 flush: instruction-fetch cycles per KiB (icache.cu);
+//   cluster slots   - resident clusters of 2 and 4 whole-SM CTAs (cluster_slots.cu).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -24,6 +25,7 @@
 #include <random>
 
 #include "calibrate/calibrate.hpp"
+#include "calibrate/cluster_slots.hpp"
 #include "calibrate/icache.hpp"
 #include "calibrate/sm_latency.hpp"
 #include "calibrate/sm_throughput.hpp"
@@ -278,6 +280,7 @@ Calibration calibrate_device(const CalibrateOptions& options) {
   for (auto& f : measure_sm_throughput(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
   for (auto& f : measure_tma_stream(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
   for (auto& f : measure_cold_code()) cal.fields.push_back(std::move(f));
+  for (auto& f : measure_cluster_slots(cal.compute_capability)) cal.fields.push_back(std::move(f));
   return cal;
 }
 

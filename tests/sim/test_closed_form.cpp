@@ -145,27 +145,56 @@ TEST_P(ClosedForm, OneStagePipelineIsLoadPlusComputeDeepIsMax) {
 
 // Every SM reading L2-resident tiles: each byte costs the larger of its SM's share of L2's
 // bandwidth and its own L2->SM port. A tile multicast to a cluster of n (l2_fraction 1/n) is
-// read from L2 once for n SMs, so only the port is left when the L2 share was the limit.
+// read from L2 once for n SMs, so only the port is left when the L2 share was the limit. TMA
+// loads take the TMA stream's measured L2 rate where the profile has one, other loads (and TMA
+// loads without it) l2_bandwidth_GBps.
 TEST_P(ClosedForm, L2ResidentLoadsShareL2AndMulticastDividesTheShare) {
   const double sms = hw.sm_count, port = hw.sm_port_bytes_per_clk * hw.clock_MHz * 1e-3;
   const double bytes = 16384, tiles = 200 * scale;
-  for (double l2_fraction : {1.0, 0.5, 0.25}) {
-    KernelSpec k = streaming_copy(hw, hw.sm_count, bytes * tiles);
-    TileLoop loop;
-    loop.tiles = int(tiles);
-    Step s = load(bytes, 0.0, hw.copy_engine, "load");
-    s.l2_fraction = l2_fraction;
-    loop.loads = {s};
-    LoopSchedule sch;
-    sch.stages = 4;
-    k.roles.clear();
-    k.barriers.clear();
-    build_tile_loop(k, loop, sch);
-    const double per_byte = std::max(l2_fraction * sms / hw.l2_bandwidth_GBps, 1.0 / port);
-    const double expected = tiles * bytes * per_byte;
-    const double measured = simulate_kernel(hw, k).time_ns - launch_ns(hw);
-    EXPECT_NEAR(measured / expected, 1.0, 0.03) << "l2_fraction " << l2_fraction;
+  for (const CopyEngine engine : {hw.copy_engine, CopyEngine::LdSt}) {
+    const double l2_GBps =
+        engine == CopyEngine::Tma && hw.tma_l2_bandwidth_GBps > 0 ? hw.tma_l2_bandwidth_GBps : hw.l2_bandwidth_GBps;
+    for (double l2_fraction : {1.0, 0.5, 0.25}) {
+      KernelSpec k = streaming_copy(hw, hw.sm_count, bytes * tiles);
+      TileLoop loop;
+      loop.tiles = int(tiles);
+      Step s = load(bytes, 0.0, engine, "load");
+      s.l2_fraction = l2_fraction;
+      loop.loads = {s};
+      LoopSchedule sch;
+      sch.stages = 4;
+      k.roles.clear();
+      k.barriers.clear();
+      build_tile_loop(k, loop, sch);
+      const double per_byte = std::max(l2_fraction * sms / l2_GBps, 1.0 / port);
+      const double expected = tiles * bytes * per_byte;
+      const double measured = simulate_kernel(hw, k).time_ns - launch_ns(hw);
+      EXPECT_NEAR(measured / expected, 1.0, 0.03)
+          << "l2_fraction " << l2_fraction << ", engine " << copy_engine_name(engine);
+    }
   }
+}
+
+// Clusters of 4 CTAs that each take a whole SM: only the profile's measured cluster slots are
+// resident at once (an H100 holds 30, not 33), so CTAs past 4 x slots run as a tail wave; a
+// profile without the measurement falls back to sm_count / 4.
+TEST_P(ClosedForm, ClustersFillOnlyTheMeasuredClusterSlots) {
+  if (!hw.has_clusters()) GTEST_SKIP() << hw.name << " has no thread-block clusters";
+  const double flops = 2.0 * 128 * 128 * 64;
+  HardwareProfile measured = hw, unmeasured = hw;
+  measured.max_clusters_of_4 = std::floor(hw.sm_count / 4) - 3;
+  unmeasured.max_clusters_of_4 = 0;
+  EXPECT_EQ(unmeasured.cluster_slots(4), int(hw.sm_count) / 4);
+  EXPECT_EQ(measured.cluster_slots(4), int(measured.max_clusters_of_4));
+  KernelSpec k = tensor_loop(4 * (int(hw.sm_count) / 4), 50 * scale, flops);
+  k.smem_bytes = std::int64_t(hw.smem_per_sm_KiB * 1024 / 2 + 1);  // one CTA per SM
+  k.cluster_size = 4;
+  const KernelResult all = simulate_kernel(unmeasured, k), fewer = simulate_kernel(measured, k);
+  EXPECT_EQ(all.full_waves, 1);
+  EXPECT_EQ(all.tail_ctas, 0);
+  EXPECT_EQ(fewer.full_waves, 1);
+  EXPECT_EQ(fewer.tail_ctas, 12);
+  EXPECT_NEAR((fewer.time_ns - launch_ns(hw)) / (2 * (all.time_ns - launch_ns(hw))), 1.0, 0.01);
 }
 
 // Mainloop M per output tile, epilogue E: the consumers alone take outputs · (M + E); with an
