@@ -3,7 +3,7 @@
 (rows) at every shape (columns), median microseconds, with the floor, time/floor of the best of
 ours, and our best against the PyTorch path of the same run.
 
-    python3 bench/gpu/dualgemm_tables.py docs/results/dualgemm_h200.json
+    python3 bench/gpu/dualgemm_tables.py docs/results/dualgemm_h100.json
 """
 import json
 import sys

@@ -43,7 +43,7 @@ def _shape_flags(workload):
 # only ever run when asked for: its persistent CTAs wait on each other and can hang while kernels
 # of other streams (a data-parallel all-reduce, say) hold some of the GPU's SMs.
 def _dualgemm_preferred(dims):
-    # Fastest measured (docs/results/dualgemm_h200.md, both formats): at M <= 256 128x64 tiles with
+    # Fastest measured (docs/results/dualgemm_h100.md, both formats): at M <= 256 128x64 tiles with
     # six stages (twice the CTAs of 128x128), above that 128x128 with the TMA-store epilogue.
     small = ("tile128x64_stages6_ws", "tile128x128_stages4_ws_tmastore", "tile128x128_stages4_ws")
     return small if dims[0] <= 256 else (small[1], small[0], small[2])

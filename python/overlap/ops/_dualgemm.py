@@ -15,7 +15,7 @@ def dual_gemm(a, b1, b2, *, scale_a=None, scale_b1=None, scale_b2=None, variant=
     (scale_a: shape () or [M], the rows of a; scale_b1, scale_b2: () or [N]) and give fp16 C.
 
     variant=None runs the fastest kernel measured for the shape (tile128x64_stages6_ws where
-    M <= 256, else tile128x128_stages4_ws_tmastore; docs/results/dualgemm_h200.md) where K is a
+    M <= 256, else tile128x128_stages4_ws_tmastore; docs/results/dualgemm_h100.md) where K is a
     multiple of 256 and N of 8 on a CUDA device, else the general torch path in fp32; variant=
     names any kernel of `overlap list` for dualgemm, or "torch".
     """
