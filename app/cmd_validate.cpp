@@ -2,9 +2,25 @@
 // compiled kernel variant runs on the shared test vectors (output poisoned, checked first),
 // is timed (warm-up, events, L2 flushed, several input sets, median), and is predicted by the
 // model for the GPU found; the report says how good the predictions were.
+//
+// Compiled twice. `overlap-gpu` (OVERLAP_WITH_CUDA) runs them and links the CUDA runtime,
+// cuBLAS and every kernel. `overlap` links none of that, so its other commands start without
+// mapping a CUDA library; its validate and calibrate parse the same options, then hand the
+// command line to the `overlap-gpu` beside it (OVERLAP_GPU_TOOL), or say that this build has
+// no CUDA.
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+
+#if !defined(OVERLAP_WITH_CUDA) && defined(OVERLAP_GPU_TOOL)
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+#endif
 
 #include "app/commands.hpp"
 #include "app/validate/validation_report.hpp"
@@ -142,6 +158,21 @@ ValidationReport run_validation(const ValidateOptions& o, const std::string& com
   return report;
 }
 
+#elif defined(OVERLAP_GPU_TOOL)
+// Replaces this process with the GPU tool beside this executable, same arguments.
+[[noreturn]] void no_cuda(const char*) {
+  const std::filesystem::path tool = std::filesystem::read_symlink("/proc/self/exe").parent_path() / OVERLAP_GPU_TOOL;
+  OVERLAP_REQUIRE(std::filesystem::exists(tool), "{} is missing (it is built beside overlap where nvcc exists)",
+                  tool.string());
+  std::vector<std::string> args = invocation();
+  args.at(0) = tool.string();
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  execv(tool.c_str(), argv.data());
+  fail("could not run {}: {}", tool.string(), std::strerror(errno));
+}
 #else
 [[noreturn]] void no_cuda(const char* what) {
   fail("{} needs a build with CUDA (nvcc was not found when this overlap was configured)", what);

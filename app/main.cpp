@@ -1,10 +1,7 @@
 // overlap: check on the CPU, predict with the model, validate on a GPU.
-#include <fmt/core.h>
-
 #include <CLI/CLI.hpp>
 
 #include "app/commands.hpp"
-#include "core/error.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"overlap: predict and validate load/compute overlap in linear-RNN kernels"};
@@ -16,16 +13,5 @@ int main(int argc, char** argv) {
   overlap::app::register_check_command(app);
   overlap::app::register_predict_commands(app);
   overlap::app::register_validate_commands(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const overlap::Error& e) {
-    fmt::print(stderr, "overlap: error: {}\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "overlap: internal error: {}\n", e.what());
-    return 3;
-  }
-  return 0;
+  return overlap::app::run_cli(app, argc, argv);
 }

@@ -153,6 +153,16 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("unknown profile field", run("predict", "--hw", j("bad_profile.json"), "--workload", "gla", "--variant",
                                         "pipelined"), 2, "warp_speed")
 
+# Commands that use no GPU load no CUDA library (the dynamic loader's own log of what it maps;
+# validate and calibrate run in the separate overlap-gpu).
+for args in (["list"], ["predict", "--hw", "H100", "--workload", "gla", "--variant", "pipelined_fused"]):
+    traced = subprocess.run([OVERLAP, *args], capture_output=True, text=True, env={**os.environ, "LD_DEBUG": "libs"})
+    loaded = [l for l in traced.stderr.splitlines() if "calling init:" in l and ("libcu" in l or "libnv" in l)]
+    if traced.returncode != 0 or loaded:
+        failures.append(f"overlap {' '.join(args)} loads a CUDA library: {loaded or traced.stderr[-500:]}")
+    else:
+        passed += 1
+
 print(f"cli contract: {passed} checks passed, {len(failures)} failed")
 for f in failures:
     print("FAIL", f)

@@ -1,0 +1,33 @@
+#include <fmt/core.h>
+
+#include "app/commands.hpp"
+#include "core/error.hpp"
+
+namespace overlap::app {
+namespace {
+std::vector<std::string>& stored_invocation() {
+  static std::vector<std::string> args;
+  return args;
+}
+}  // namespace
+
+void set_invocation(int argc, char** argv) { stored_invocation().assign(argv, argv + argc); }
+const std::vector<std::string>& invocation() { return stored_invocation(); }
+
+int run_cli(CLI::App& app, int argc, char** argv) {
+  set_invocation(argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const overlap::Error& e) {
+    fmt::print(stderr, "overlap: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "overlap: internal error: {}\n", e.what());
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace overlap::app
