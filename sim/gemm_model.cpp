@@ -125,6 +125,9 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
     sch.kind = LoopSchedule::Kind::WarpSpecialized;
     sch.consumer_warpgroups = std::max(1, g.consumer_warps / 4);
     sch.epilogue_warpgroups = g.epilogue_warpgroup ? 1 : 0;
+    // One MMA group in flight (CUTLASS sm90, our dualgemm); with one stage the kernels wait for
+    // every MMA before freeing it.
+    sch.release_after_next_tile = g.stages > 1;
   } else {
     sch.kind = LoopSchedule::Kind::Prefetch;
     sch.compute_warps = g.consumer_warps;

@@ -52,6 +52,8 @@ void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sc
   OVERLAP_REQUIRE(!loop.loads.empty(), "kernel '{}': a tile loop needs at least one load", k.name);
   OVERLAP_REQUIRE(sch.epilogue_warpgroups == 0 || sch.kind == LoopSchedule::Kind::WarpSpecialized,
                   "kernel '{}': an epilogue role needs the warp-specialized schedule", k.name);
+  OVERLAP_REQUIRE(!sch.release_after_next_tile || sch.stages > 1,
+                  "kernel '{}': holding a stage until the next tile is in needs two stages or more", k.name);
   OVERLAP_REQUIRE(loop.handoff.empty() || sch.epilogue_warpgroups > 0,
                   "kernel '{}': hand-off steps need an epilogue role (epilogue_warpgroups > 0)", k.name);
   k.tiles = loop.tiles;
@@ -95,8 +97,14 @@ void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sc
     c.run_length = sch.run_length;
     if (g == 0) c.prologue = loop.prologue;
     c.body.push_back(wait(kFull, 0, "wait tile"));
+    // Stage n is freed once tile n+1 is in (release_after_next_tile; a wait past the last
+    // tile passes).
+    const auto hold_until_next = [&](std::vector<Step>& body) {
+      if (sch.release_after_next_tile && groups == 1) body.push_back(wait(kFull, 1, "wait next tile (MMA group in flight)"));
+    };
     if (handoff) {
       append(c.body, loop.compute);
+      hold_until_next(c.body);
       c.body.push_back(arrive(kEmpty, 0));
       // The previous output tile's buffer must be free (offset: one k-loop back).
       c.body.push_back(at_output_tile_end(wait(kHandoffEmpty, -sch.run_length, "wait hand-off buffer"), sch.run_length));
@@ -104,6 +112,7 @@ void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sc
       c.body.push_back(at_output_tile_end(arrive(kHandoffFull, 0), sch.run_length));
     } else {
       append_tile_work(c.body, loop, groups > 1);
+      hold_until_next(c.body);
       c.body.push_back(arrive(kEmpty, 0));
       append_stores(c.body, loop);
     }

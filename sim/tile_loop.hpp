@@ -39,6 +39,11 @@ struct LoopSchedule {
   // move to it; the consumers run `handoff` into a one-tile buffer and go on with the next
   // output tile (waiting only while the epilogue role still holds the buffer).
   int epilogue_warpgroups = 0;
+  // WarpSpecialized, one consumer role: the consumers keep one MMA group in flight (CUTLASS's
+  // sm90 mainloop, our dualgemm): they free stage n only after waiting for MMA n, which they do
+  // after issuing tile n+1's MMAs, so stage n is held until tile n+1's data has arrived too,
+  // and at most stages - 1 loads are in flight while they wait. Needs stages > 1.
+  bool release_after_next_tile = false;
 };
 
 // Fills kernel.roles, kernel.barriers and kernel.tiles.

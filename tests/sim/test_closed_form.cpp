@@ -175,6 +175,34 @@ TEST_P(ClosedForm, L2ResidentLoadsShareL2AndMulticastDividesTheShare) {
   }
 }
 
+// Consumers that keep one MMA group in flight free stage n only once tile n+1 is in: with two
+// stages one load is in flight while they wait, not two. Small loads, so each tile costs about
+// one load latency: the held ring takes twice as long as the free one.
+TEST_P(ClosedForm, HoldingAStageUntilTheNextTileHalvesTheLoadsInFlight) {
+  const int tiles = 40 * scale;
+  const auto time = [&](bool hold) {
+    KernelSpec k;
+    k.name = "held ring";
+    k.ctas = 1;
+    k.threads_per_cta = 384;
+    k.regs_per_cta = regs_for_warps(12, 64);
+    k.smem_bytes = 2 * 1024;
+    TileLoop loop;
+    loop.tiles = tiles;
+    loop.loads = {load(1024, 1.0, hw.copy_engine, "load")};
+    loop.compute = {mma(1024, Precision::Bf16, TensorPath::Warpgroup, "mma")};
+    LoopSchedule sch;
+    sch.kind = LoopSchedule::Kind::WarpSpecialized;
+    sch.stages = 2;
+    sch.run_length = tiles;
+    sch.consumer_warpgroups = 2;
+    sch.release_after_next_tile = hold;
+    build_tile_loop(k, loop, sch);
+    return simulate_kernel(hw, k).time_ns - launch_ns(hw);
+  };
+  EXPECT_NEAR(time(true) / time(false), 2.0, 0.15);
+}
+
 // Clusters of 4 CTAs that each take a whole SM: only the profile's measured cluster slots are
 // resident at once (an H100 holds 30, not 33), so CTAs past 4 x slots run as a tail wave; a
 // profile without the measurement falls back to sm_count / 4.
