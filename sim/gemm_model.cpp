@@ -60,15 +60,11 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   const std::int64_t slots = std::int64_t(hw.sm_count) * occ.ctas_per_sm;
   std::int64_t tiles_per_cta = 1;
   if (g.persistent) {
-    // A cluster lives in one GPC, so with one CTA per SM fewer CTAs than SMs may be resident
-    // (hw.cluster_slots). Up to one tile per SM, the tiles past the resident ones are a second
-    // round that only a few CTAs walk: charged as simulate_kernel's tail wave. Beyond that,
-    // every resident CTA walks ceil(tiles / resident) tiles and the busiest sets the time.
-    const std::int64_t resident =
-        g.cluster_size > 1 && occ.ctas_per_sm == 1
-            ? std::min(slots, std::int64_t(hw.cluster_slots(g.cluster_size)) * g.cluster_size)
-            : slots;
-    k.ctas = out_tiles <= slots ? out_tiles : resident;
+    // Clusters may leave SMs idle (resident_ctas). Up to one tile per SM, the tiles past the
+    // resident ones are a second round that only a few CTAs walk: charged as simulate_kernel's
+    // tail wave. Beyond that, every resident CTA walks ceil(tiles / resident) tiles and the
+    // busiest sets the time.
+    k.ctas = out_tiles <= slots ? out_tiles : resident_ctas(hw, occ.ctas_per_sm, g.cluster_size);
     tiles_per_cta = ceil_div(out_tiles, k.ctas);
   }
   OVERLAP_REQUIRE(tiles_per_cta * kt < (1 << 30), "gemm '{}': too many k-iterations per CTA", g.name);

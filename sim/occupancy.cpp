@@ -23,6 +23,13 @@ std::string why_kernel_does_not_fit(const HardwareProfile& hw, const KernelSpec&
   return {};
 }
 
+std::int64_t resident_ctas(const HardwareProfile& hw, int ctas_per_sm, int cluster_size) {
+  const int size = std::max(1, cluster_size);
+  std::int64_t slots = std::int64_t(hw.sm_count) * ctas_per_sm / size * size;
+  if (size > 1 && ctas_per_sm == 1) slots = std::min(slots, std::int64_t(hw.cluster_slots(size)) * size);
+  return std::max<std::int64_t>(slots, 1);
+}
+
 Occupancy occupancy(const HardwareProfile& hw, const KernelSpec& k) {
   const std::string why = why_kernel_does_not_fit(hw, k);
   OVERLAP_REQUIRE(why.empty(), "{}", why);

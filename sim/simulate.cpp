@@ -16,15 +16,10 @@ KernelResult simulate_kernel(const HardwareProfile& hw, const KernelSpec& k, dou
   r.launch_ns = hw.launch_overhead_us * 1e3;
 
   const std::int64_t sms = std::int64_t(hw.sm_count);
-  // Clusters are placed whole; slots per wave round down to whole clusters. A cluster lives in
-  // one GPC: with one CTA per SM, as many fit as the profile's measured cluster slots (an H100
-  // holds 30 clusters of 4, 120 CTAs, not 132). A persistent kernel whose CTA count is its
-  // output tiles (gemm_model.cpp) then runs the tiles past those slots as a tail, as its
-  // launcher's grid of the resident clusters walks them.
-  std::int64_t slots = sms * occ.ctas_per_sm / k.cluster_size * k.cluster_size;
-  if (k.cluster_size > 1 && occ.ctas_per_sm == 1)
-    slots = std::min(slots, std::int64_t(hw.cluster_slots(k.cluster_size)) * k.cluster_size);
-  slots = std::max<std::int64_t>(slots, 1);
+  // Clusters are placed whole, within the measured cluster slots (resident_ctas). A persistent
+  // kernel whose CTA count is its output tiles (gemm_model.cpp) then runs the tiles past those
+  // slots as a tail, as its launcher's grid of the resident clusters walks them.
+  const std::int64_t slots = resident_ctas(hw, occ.ctas_per_sm, k.cluster_size);
   r.full_waves = k.ctas / slots;
   r.tail_ctas = k.ctas % slots;
 
