@@ -11,11 +11,10 @@ std::vector<std::string>& stored_invocation() {
 }
 }  // namespace
 
-void set_invocation(int argc, char** argv) { stored_invocation().assign(argv, argv + argc); }
 const std::vector<std::string>& invocation() { return stored_invocation(); }
 
 int run_cli(CLI::App& app, int argc, char** argv) {
-  set_invocation(argc, argv);
+  stored_invocation().assign(argv, argv + argc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

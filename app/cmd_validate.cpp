@@ -159,8 +159,8 @@ ValidationReport run_validation(const ValidateOptions& o, const std::string& com
 }
 
 #elif defined(OVERLAP_GPU_TOOL)
-// Replaces this process with the GPU tool beside this executable, same arguments.
-[[noreturn]] void no_cuda(const char*) {
+// This binary does not run `what`: it replaces itself with the GPU tool beside it, same arguments.
+[[noreturn]] void run_gpu_command(const char*) {
   const std::filesystem::path tool = std::filesystem::read_symlink("/proc/self/exe").parent_path() / OVERLAP_GPU_TOOL;
   OVERLAP_REQUIRE(std::filesystem::exists(tool), "{} is missing (it is built beside overlap where nvcc exists)",
                   tool.string());
@@ -174,7 +174,8 @@ ValidationReport run_validation(const ValidateOptions& o, const std::string& com
   fail("could not run {}: {}", tool.string(), std::strerror(errno));
 }
 #else
-[[noreturn]] void no_cuda(const char* what) {
+// This binary does not run `what`, and no build of it does.
+[[noreturn]] void run_gpu_command(const char* what) {
   fail("{} needs a build with CUDA (nvcc was not found when this overlap was configured)", what);
 }
 #endif  // OVERLAP_WITH_CUDA
@@ -210,7 +211,7 @@ void register_validate_commands(CLI::App& app) {
     fmt::print("\nwrote {}/report.md, report.json, plot.svg\n", dir.string());
     if (report.summary.failed > 0) throw CLI::RuntimeError(1);
 #else
-    no_cuda("validate");
+    run_gpu_command("validate");
 #endif
   });
 
@@ -248,7 +249,7 @@ void register_validate_commands(CLI::App& app) {
     write_text_atomic(out, text);
     fmt::print("wrote {}\n", out.string());
 #else
-    no_cuda("calibrate");
+    run_gpu_command("calibrate");
 #endif
   });
 }

@@ -14,12 +14,11 @@ void register_predict_commands(CLI::App& app); // cmd_predict.cpp: predict, comp
 void register_run_command(CLI::App& app);      // cmd_run.cpp: the main job on built-in defaults
 void register_validate_commands(CLI::App& app); // cmd_validate.cpp: validate and calibrate on a GPU
 
-// main()'s argc/argv, kept for a command that hands its whole command line to another program.
-void set_invocation(int argc, char** argv);
-const std::vector<std::string>& invocation();
-
 // Parses and runs the app, mapping errors to exit codes: 2 for bad input (overlap::Error),
 // 3 for anything else, CLI11's own for usage errors.
 int run_cli(CLI::App& app, int argc, char** argv);
+
+// The command line run_cli was given, for a command that hands it to another program.
+const std::vector<std::string>& invocation();
 
 }  // namespace overlap::app

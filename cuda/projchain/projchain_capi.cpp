@@ -17,8 +17,7 @@ overlap::projchain::ProjchainShape make_shape(int B, int T, int d, int H, int dk
   s.d = d;
   s.H = H;
   s.dk = dk;
-  // Not ProjchainShape::validate(): it lives in overlap_ref, which is not position-independent
-  // and so cannot be linked into this shared library; projchain_cannot_implement checks sizes.
+  // Sizes past positivity are checked by projchain_cannot_implement.
   return s;
 }
 
