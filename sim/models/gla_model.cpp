@@ -13,7 +13,9 @@
 #include "cuda/gla/gla_tiling.hpp"
 #include "sim/occupancy.hpp"
 #include "sim/gemm_model.hpp"
+#include "sim/models/gla_model.hpp"
 #include "sim/models/gla_pingpong_fused_model.hpp"
+#include "sim/models/gla_warp_work.hpp"
 #include "sim/tile_loop.hpp"
 #include "sim/variants.hpp"
 
@@ -21,6 +23,7 @@ namespace overlap::sim {
 namespace {
 
 using gla::Schedule;
+using namespace gla_work;
 
 // q, k, v are bf16; the log gate g is fp32 (ref/gla/inputs.hpp).
 constexpr double kGateBytes = 4;
@@ -119,55 +122,7 @@ struct GlaKernelBase {
 // FADD -> MUFU -> FMUL -> pack of a decayed pair is not hidden, so the pipes a phase uses are
 // charged one after the other (no overlap of SFU, shared memory, FP32 and tensor work inside
 // one phase; loads of the next chunk still overlap, through cp.async).
-constexpr int kSubPartitions = 4;          // SM sub-partitions (schedulers), Volta..Blackwell
-constexpr double kPairSmemBytes = 640;     // decayed_pair per warp: LDS.32 x + 2 x LDS.64 gates
-constexpr double kPairSmemNoAnchor = 384;  // anchor at the chunk start: no anchor gates read
-constexpr double kPairAluInstr = 7;        // unpack 2, subtract 2, multiply 2, pack 1
-constexpr double kLdsm4Bytes = 512;        // ldmatrix.x4: 4 8x8 bf16 matrices
-constexpr double kLds32Bytes = 128;        // one 32-bit shared load / store per lane
-constexpr double kMmaFlops = 2.0 * 16 * 8 * 16;  // one mma.sync m16n8k16
-
-// Work of one warp in one phase, in warp instructions / bytes.
-struct WarpWork {
-  double exp_pairs = 0;  // decayed_pair calls (2 MUFU.EX2 each)
-  double mufu = 0;       // other MUFU.EX2 warp instructions
-  double alu = 0;        // FP32/ALU warp instructions
-  double mma = 0;        // mma.sync m16n8k16
-  double smem = 0;       // shared-memory bytes (loads, stores, ldmatrix)
-  void pair(double n, bool anchor) {
-    exp_pairs += n;
-    alu += n * kPairAluInstr;
-    smem += n * (anchor ? kPairSmemBytes : kPairSmemNoAnchor);
-  }
-};
-
 enum class Pass { Fused, States, Outputs };
-
-// The steps of one barrier-separated phase: per-sub-partition pipes charged for the busiest
-// sub-partition (x4 = the SM-wide amount that takes as long), shared memory for the SM total.
-void add_phase(std::vector<Step>& to, const std::vector<WarpWork>& warps, bool balanced, TensorPath path,
-               const char* what) {
-  double sub[kSubPartitions][3] = {};  // sfu lanes, alu lanes, mma flops per sub-partition
-  double smem = 0, sfu_total = 0, alu_total = 0, mma_total = 0;
-  for (std::size_t w = 0; w < warps.size(); ++w) {
-    const WarpWork& x = warps[w];
-    const double sfu = 32 * (2 * x.exp_pairs + x.mufu), alu = 32 * x.alu, flops = x.mma * kMmaFlops;
-    auto& p = sub[w % kSubPartitions];
-    p[0] += sfu, p[1] += alu, p[2] += flops;
-    sfu_total += sfu, alu_total += alu, mma_total += flops, smem += x.smem;
-  }
-  double busiest[3] = {};
-  for (auto& p : sub)
-    for (int i = 0; i < 3; ++i) busiest[i] = std::max(busiest[i], p[i]);
-  const double sfu = balanced ? sfu_total : kSubPartitions * busiest[0];
-  const double alu = balanced ? alu_total : kSubPartitions * busiest[1];
-  const double flops = balanced ? mma_total : kSubPartitions * busiest[2];
-  const std::string w(what);
-  if (smem > 0) to.push_back(run(Unit::Smem, smem, w + ": shared memory"));
-  if (sfu > 0) to.push_back(run(Unit::Sfu, sfu, w + ": exp2"));
-  if (alu > 0) to.push_back(run(Unit::Fma, alu, w + ": fp32"));
-  if (flops > 0) to.push_back(mma(flops, Precision::Bf16, path, w + ": mma"));
-}
 
 // The per-chunk phases of one pass, for a CTA owning block_v columns of V at head dim K.
 // Returns {work on this chunk's data, work that needs the previous chunk's state}.
@@ -377,6 +332,10 @@ std::string cannot_run(const HardwareProfile& hw, Schedule s, StateCarry c, cons
 }
 
 }  // namespace
+
+KernelSpec gla_pipelined_states_kernel(const HardwareProfile& hw, const GlaKernelShape& s) {
+  return materialized_kernels(hw, Schedule::Pipelined, {s.B, s.T, s.H, s.K, s.V, s.h0, s.hT}).front();
+}
 
 std::vector<VariantModel> gla_variant_models() {
   std::vector<VariantModel> v;

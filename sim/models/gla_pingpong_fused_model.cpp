@@ -84,7 +84,7 @@ double loaded_chain(const SassCounts& gating, double tensor_cycles) {
 
 }  // namespace
 
-KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpongFusedShape& d) {
+KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaKernelShape& d) {
   const gla::Tiling t = gla::tiling_for(gla::Schedule::Pingpong, gla::StateCarry::Fused, int(d.K), int(d.V),
                                         d.B * d.H, int(hw.sm_count));
   const gla::PingpongFusedLayout layout{int(d.K), t.block_v, t.stages};

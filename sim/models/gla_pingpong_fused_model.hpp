@@ -3,15 +3,11 @@
 #include <cstdint>
 
 #include "sim/kernel.hpp"
+#include "sim/models/gla_model.hpp"
 #include "sim/profile.hpp"
 
 namespace overlap::sim {
 
-struct GlaPingpongFusedShape {
-  std::int64_t B, T, H, K, V;
-  bool h0, hT;
-};
-
-KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaPingpongFusedShape& shape);
+KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaKernelShape& shape);
 
 }  // namespace overlap::sim
