@@ -30,6 +30,7 @@
 #include <cuda_bf16.h>
 
 #include "common/ptx_sm80.cuh"
+#include "gla/gla_gate_cumsum.cuh"
 #include "gla/gla_tiling.hpp"
 
 namespace overlap::cuda::gla_kernel {
@@ -45,7 +46,6 @@ constexpr int kOutputWarps = 4;  // = kChunk / 16
 constexpr int kStateWarps = 4;
 constexpr int kWarps = kOutputWarps + kStateWarps;
 constexpr int kThreads = 32 * kWarps;
-constexpr float kLog2e = 1.4426950408889634f;
 
 struct Params {
   const bf16* q;
@@ -156,33 +156,11 @@ __device__ void load_chunk(const Params& p, const Slice& sl, const Stage<K, Stag
   }
 }
 
-// g -> b = log2(e) * inclusive cumulative sum over the chunk's rows, in place. The rows are
-// cut into threads/K parts; each thread scans one column of one part, then adds the totals of
-// the parts above it (through `totals`, threads floats).
+// g -> b = log2(e) * inclusive cumulative sum over the chunk's rows, in place (`totals`:
+// kThreads floats).
 template <int K, int Stages>
 __device__ void cumsum_gates(float* b, float* totals) {
-  using L = Layout<K, Stages>;
-  constexpr int kParts = kThreads / K;
-  constexpr int kRows = kChunk / kParts;
-  static_assert(kParts * K == kThreads && kRows * kParts == kChunk, "cumsum assumes K in {64, 128}");
-  const int c = threadIdx.x % K, part = threadIdx.x / K;
-  float vals[kRows];
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) vals[r] = b[(part * kRows + r) * L::kGLd + c];
-  float acc = 0.f;
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    acc += vals[r] * kLog2e;
-    vals[r] = acc;
-  }
-  totals[part * K + c] = acc;
-  __syncthreads();
-  float carry = 0.f;
-#pragma unroll
-  for (int q = 0; q < kParts - 1; ++q)
-    if (q < part) carry += totals[q * K + c];
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) b[(part * kRows + r) * L::kGLd + c] = vals[r] + carry;
+  gla_gates::cumsum_log2<K, kThreads, kChunk>(b, Layout<K, Stages>::kGLd, totals);
 }
 
 // x[row][col..col+1] * 2^(b[row] - b[anchor]) (queries) or 2^(b[anchor] - b[row]) (keys),
