@@ -30,6 +30,13 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const v
                : "r"(smem_addr(row_addr)));
 }
 
+// Four 8x8 b16 matrices as stored (row addresses from lanes 0-7, 8-15, ...).
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* row_addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(row_addr)));
+}
+
 // D = A * B + D, A 16x16 bf16 (row), B 16x8 bf16 (col), D 16x8 fp32.
 __device__ __forceinline__ void mma_bf16_16816(float (&d)[4], const std::uint32_t (&a)[4],
                                                std::uint32_t b0, std::uint32_t b1) {

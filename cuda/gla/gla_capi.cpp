@@ -1,4 +1,4 @@
-// C entry point over gla_forward for callers without C++ (the Python benchmark, through
+// C entry points over gla_forward and gla_backward for callers without C++ (the Python benchmark, through
 // ctypes). Errors come back as a non-zero return and a message, never as an exception.
 #include <charconv>
 #include <string>
@@ -6,6 +6,7 @@
 
 #include "common/capi_guard.hpp"
 #include "core/error.hpp"
+#include "gla/gla_backward.hpp"
 #include "gla/gla_forward.hpp"
 
 namespace {
@@ -92,6 +93,43 @@ int overlap_gla_forward(const char* variant, const void* q, const void* k, const
     const VariantForm f = parse_form(variant);
     overlap::cuda::gla_forward(f.variant, a, make_shape(B, T, H, K, V, h0 != nullptr, hT != nullptr, scale),
                                static_cast<CUstream_st*>(stream), f.options);
+    return 0;
+  });
+}
+
+// Bytes of workspace the backward variant needs, or -1 with a message.
+long long overlap_gla_backward_workspace_bytes(const char* variant, int B, int T, int H, int K, int V, int want_hT,
+                                               char* err, int err_len) {
+  return capi_guard(err, err_len, -1LL, [&] {
+    return static_cast<long long>(overlap::cuda::gla_backward_workspace_bytes(
+        overlap::cuda::parse_gla_backward_variant(variant ? variant : ""), make_shape(B, T, H, K, V, 0, want_hT, 0)));
+  });
+}
+
+// The gradients of overlap_gla_forward: dq, dk, dv (bf16), dg (fp32) and dh0 (fp32, when h0 is
+// given) from do (bf16) and dhT (fp32 or null). 0 on success; otherwise 1 and the reason.
+int overlap_gla_backward(const char* variant, const void* q, const void* k, const void* v, const float* g,
+                         const float* h0, const void* d_o, const float* dhT, void* dq, void* dk, void* dv, float* dg,
+                         float* dh0, void* workspace, int B, int T, int H, int K, int V, double scale, void* stream,
+                         char* err, int err_len) {
+  return capi_guard(err, err_len, 1, [&] {
+    overlap::cuda::GlaBackwardArgs a;
+    a.q = q;
+    a.k = k;
+    a.v = v;
+    a.g = g;
+    a.h0 = h0;
+    a.do_ = d_o;
+    a.dhT = dhT;
+    a.dq = dq;
+    a.dk = dk;
+    a.dv = dv;
+    a.dg = dg;
+    a.dh0 = dh0;
+    a.workspace = workspace;
+    overlap::cuda::gla_backward(overlap::cuda::parse_gla_backward_variant(variant ? variant : ""), a,
+                                make_shape(B, T, H, K, V, h0 != nullptr, dhT != nullptr, scale),
+                                static_cast<CUstream_st*>(stream));
     return 0;
   });
 }

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Times the gla training step (forward + backward) beside flash-linear-attention, in one run.
+
+    python3 bench/gpu/bench_gla_train.py --lib BUILD/cuda/gla/liboverlap_gla_capi.so [--out results.json]
+
+Per shape (B, T, H, K, V), rows (issue 18's names):
+  fla_chunk_gla_fwd_bwd  chunk_gla forward, then torch.autograd.grad of o for q, k, v, g
+  fla_chunk_gla_bwd      the autograd.grad alone, on a forward kept from before
+  overlap_fwd_bwd        our forward (the library's default variant), then our backward
+  overlap_bwd            our backward alone
+floor_ms is the backward's: the larger of the bytes it must move (q, k, v, g, do read; dq, dk, dv,
+dg written) over the copy bandwidth and its tensor-core FLOPs over the bf16 matmul rate, both
+measured in this run. Before timing, our dq, dk, dv, dg are compared with chunk_gla's (relative
+Frobenius error, each must be under 1e-2), so a broken kernel cannot post a time. Timing: rows
+interleaved (bench_common.time_rows), L2 emptied before each call, rotating over input sets.
+"""
+import argparse
+import ctypes
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(__file__))
+from bench_common import (add_flush_argument, call_capi, clock_line, rel_error, start_report,  # noqa: E402
+                          time_rows)
+
+SHAPES = [(8, 4096, 16, 128, 128), (4, 4096, 32, 64, 64)]
+INPUT_SETS = 2
+BACKWARD_VARIANT = "materialized"
+FORWARD_VARIANT = "pingpong_fused"
+
+
+class OverlapLib:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        f = self.lib.overlap_gla_forward
+        f.restype = ctypes.c_int
+        f.argtypes = [ctypes.c_char_p] + [ctypes.c_void_p] * 8 + [ctypes.c_int] * 5 + [
+            ctypes.c_double, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+        b = self.lib.overlap_gla_backward
+        b.restype = ctypes.c_int
+        b.argtypes = [ctypes.c_char_p] + [ctypes.c_void_p] * 13 + [ctypes.c_int] * 5 + [
+            ctypes.c_double, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+        w = self.lib.overlap_gla_backward_workspace_bytes
+        w.restype = ctypes.c_longlong
+        w.argtypes = [ctypes.c_char_p] + [ctypes.c_int] * 6 + [ctypes.c_char_p, ctypes.c_int]
+
+    def forward(self, q, k, v, g, o, scale):
+        B, T, H, K = q.shape
+        call_capi(self.lib.overlap_gla_forward, FORWARD_VARIANT.encode(), q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                  g.data_ptr(), None, o.data_ptr(), None, None, B, T, H, K, v.shape[-1], scale,
+                  torch.cuda.current_stream().cuda_stream)
+
+    def backward_workspace(self, shape):
+        n = call_capi(self.lib.overlap_gla_backward_workspace_bytes, BACKWARD_VARIANT.encode(), *shape, 0)
+        return torch.empty(max(n, 1), dtype=torch.uint8, device="cuda")
+
+    def backward(self, q, k, v, g, d_o, grads, ws, scale):
+        B, T, H, K = q.shape
+        dq, dk, dv, dg = grads
+        call_capi(self.lib.overlap_gla_backward, BACKWARD_VARIANT.encode(), q.data_ptr(), k.data_ptr(),
+                  v.data_ptr(), g.data_ptr(), None, d_o.data_ptr(), None, dq.data_ptr(), dk.data_ptr(),
+                  dv.data_ptr(), dg.data_ptr(), None, ws.data_ptr(), B, T, H, K, v.shape[-1], scale,
+                  torch.cuda.current_stream().cuda_stream)
+
+
+def make_inputs(shape, seed):
+    B, T, H, K, V = shape
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn(B, T, H, K, device="cuda", dtype=torch.bfloat16, generator=gen)
+    k = torch.randn(B, T, H, K, device="cuda", dtype=torch.bfloat16, generator=gen)
+    v = torch.randn(B, T, H, V, device="cuda", dtype=torch.bfloat16, generator=gen)
+    g = F.logsigmoid(torch.randn(B, T, H, K, device="cuda", dtype=torch.float32, generator=gen)) / 16
+    d_o = torch.randn(B, T, H, V, device="cuda", dtype=torch.bfloat16, generator=gen)
+    return q, k, v, g, d_o
+
+
+def backward_floor(B, T, H, K, V, C=64):
+    """(bytes, FLOPs) the chunked backward cannot avoid. Bytes: q, k, g, do, v read and dq, dk, dv, dg
+    written once. FLOPs (tensor core, causal halves): dA = do v^T, A = q k^T, dq and dk intra, dv
+    intra (C (3K + 2V)), and the four K x V products per token: dq, dk, dv inter and the dS update."""
+    per_token = (2 * K + 2 * K + 4 * K + 2 * V + 2 * V) + (2 * K + 2 * K + 2 * V + 4 * K)
+    return B * T * H * per_token, B * T * H * (C * (3 * K + 2 * V) + 8 * K * V)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--pad-us", type=float, default=200)
+    ap.add_argument("--shapes", default=None, help="B,T,H,K,V;... (default: issue 18's two)")
+    add_flush_argument(ap)
+    args = ap.parse_args()
+
+    lib = OverlapLib(args.lib)
+    try:
+        from fla.ops.gla import chunk_gla
+        import fla
+        extra = {"fla": fla.__version__}
+    except Exception as e:  # the peer is reported as missing, never silently skipped
+        print(f"flash-linear-attention not importable: {e!r}", file=sys.stderr)
+        chunk_gla, extra = None, {}
+    flush, bw, rate, report = start_report(args.flush, **extra)
+    shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split(",")) for s in args.shapes.split(";")]
+
+    for shape in shapes:
+        B, T, H, K, V = shape
+        scale = K ** -0.5
+        sets = [make_inputs(shape, 2000 + i) for i in range(INPUT_SETS)]
+        floor_bytes, flops = backward_floor(*shape)
+        bytes_ms, flops_ms = floor_bytes / bw * 1e3, flops / rate * 1e3
+        entry = {"shape": dict(B=B, T=T, H=H, K=K, V=V), "floor_ms": max(bytes_ms, flops_ms),
+                 "floor_bytes": floor_bytes, "floor_bytes_ms": bytes_ms, "floor_flops": flops,
+                 "floor_flops_ms": flops_ms, "rows": []}
+        ws = lib.backward_workspace(shape)
+        outs = [torch.empty(B, T, H, V, device="cuda", dtype=torch.bfloat16) for _ in sets]
+        grads = [(torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), torch.empty_like(g))
+                 for q, k, v, g, _ in sets]
+
+        def ours_bwd(i):
+            q, k, v, g, d_o = sets[i]
+            lib.backward(q, k, v, g, d_o, grads[i], ws, scale)
+
+        def ours_fwd_bwd(i):
+            q, k, v, g, _ = sets[i]
+            lib.forward(q, k, v, g, outs[i], scale)
+            ours_bwd(i)
+
+        for gr in grads:
+            for x in gr:
+                x.fill_(float("nan"))
+        for i in range(INPUT_SETS):
+            ours_bwd(i)
+        torch.cuda.synchronize()
+        ours = {"name": "overlap_bwd", "variant": BACKWARD_VARIANT}
+        both = {"name": "overlap_fwd_bwd", "variant": f"{FORWARD_VARIANT} + {BACKWARD_VARIANT}"}
+        timed = []
+        if chunk_gla is not None:
+            leaves = [tuple(x.detach().clone().requires_grad_(True) for x in s[:4]) for s in sets]
+            kept = [chunk_gla(*lv, scale=scale)[0] for lv in leaves]
+            ref = [torch.autograd.grad(kept[i], leaves[i], sets[i][4], retain_graph=True) for i in range(INPUT_SETS)]
+            errors = {name: max(rel_error(grads[i][j], ref[i][j]) for i in range(INPUT_SETS))
+                      for j, name in enumerate(["dq", "dk", "dv", "dg"])}
+            ours["rel_error_vs_fla"] = errors
+
+            def fla_fwd_bwd(i):
+                o = chunk_gla(*leaves[i], scale=scale)[0]
+                torch.autograd.grad(o, leaves[i], sets[i][4])
+
+            def fla_bwd(i):
+                torch.autograd.grad(kept[i], leaves[i], sets[i][4], retain_graph=True)
+
+            timed += [({"name": "fla_chunk_gla_fwd_bwd"}, fla_fwd_bwd), ({"name": "fla_chunk_gla_bwd"}, fla_bwd)]
+        else:
+            ours["checked"] = "NaN / unwritten only (no chunk_gla to compare with)"
+        bad = [n for n, x in zip(["dq", "dk", "dv", "dg"], grads[0]) if torch.isnan(x).any().item()]
+        if bad:
+            ours["error"] = both["error"] = f"NaN or unwritten element in {', '.join(bad)}"
+        elif chunk_gla is not None and max(ours["rel_error_vs_fla"].values()) > 1e-2:
+            ours["error"] = both["error"] = f"gradients differ from chunk_gla: {ours['rel_error_vs_fla']}"
+        else:
+            timed += [(both, ours_fwd_bwd), (ours, ours_bwd)]
+        clocks = time_rows(timed, INPUT_SETS, args.reps, args.warmup, flush, args.pad_us)
+        entry["rows"] = [row for row, _ in timed] + ([ours, both] if "error" in ours else [])
+        if clocks:
+            entry["clocks"] = clocks
+        report["shapes"].append(entry)
+        print_table(entry)
+        del sets, grads, outs, ws
+        torch.cuda.empty_cache()
+
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=1)
+
+
+def print_table(entry):
+    s = entry["shape"]
+    rows = {r["name"]: r for r in entry["rows"]}
+    fla_both = rows.get("fla_chunk_gla_fwd_bwd", {}).get("ms")
+    fla_bwd = rows.get("fla_chunk_gla_bwd", {}).get("ms")
+    print(f"\n## B={s['B']} T={s['T']} H={s['H']} K={s['K']} V={s['V']}  backward floor {entry['floor_ms']:.3f} ms "
+          f"(bytes {entry['floor_bytes_ms']:.3f} ms, FLOPs {entry['floor_flops_ms']:.3f} ms)")
+    if "clocks" in entry:
+        print(clock_line(entry["clocks"]))
+    print("| row | median ms [min, max] | time/floor | fla fwd+bwd / time | fla bwd / time | rel err vs fla |")
+    print("|---|---|---|---|---|---|")
+    for r in entry["rows"]:
+        if "ms" not in r:
+            print(f"| {r['name']} | - | - | - | - | {r.get('error', '')} |")
+            continue
+        ms = r["ms"]
+        f = lambda x: f"{x:.2f}x" if x else "-"
+        err = r.get("rel_error_vs_fla")
+        err_text = ", ".join(f"{k} {v:.1e}" for k, v in err.items()) if err else ""
+        print(f"| {r['name']} | {ms:.3f} [{r['min_ms']:.3f}, {r['max_ms']:.3f}] | {ms / entry['floor_ms']:.2f} | "
+              f"{f(fla_both / ms if fla_both else None)} | {f(fla_bwd / ms if fla_bwd else None)} | {err_text} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+// Host side of the gla backward: what it supports, its workspace, and the three passes
+// (gla_backward.hpp, gla_backward_common.cuh).
+#include "gla/gla_backward.hpp"
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "gla/gla_backward_launch.hpp"
+#include "gla/gla_launch.hpp"
+
+namespace overlap::cuda {
+namespace {
+
+constexpr std::int64_t kChunk = 64;
+
+// The workspace's arrays, each 256-byte aligned.
+struct WorkspaceLayout {
+  std::size_t states = 0, dstates = 0, r_n = 0, bytes = 0;
+  explicit WorkspaceLayout(const gla::GlaShape& s) {
+    const auto align = [](std::size_t x) { return (x + 255) / 256 * 256; };
+    const std::size_t chunks = static_cast<std::size_t>((s.T + kChunk - 1) / kChunk);
+    const std::size_t bh = static_cast<std::size_t>(s.B * s.H), kv = static_cast<std::size_t>(s.K * s.V);
+    const std::size_t state_array = align(bh * chunks * kv * 2);
+    dstates = state_array;
+    r_n = dstates + state_array;
+    bytes = r_n + align(bh * chunks * static_cast<std::size_t>(s.V / 64 * s.K) * 4);
+  }
+};
+
+void check_cuda(int code, std::string_view what, GlaBackwardVariant v) {
+  if (code != cudaSuccess)
+    fail("gla_backward {}: {} failed: {}", gla_backward_variant_name(v), what,
+         cudaGetErrorString(static_cast<cudaError_t>(code)));
+}
+
+}  // namespace
+
+const std::vector<GlaBackwardVariant>& all_gla_backward_variants() {
+  static const std::vector<GlaBackwardVariant> all = {GlaBackwardVariant::Materialized};
+  return all;
+}
+
+std::string gla_backward_variant_name(GlaBackwardVariant) { return "materialized"; }
+
+GlaBackwardVariant parse_gla_backward_variant(std::string_view name) {
+  std::string known;
+  for (GlaBackwardVariant v : all_gla_backward_variants()) {
+    if (gla_backward_variant_name(v) == name) return v;
+    known += (known.empty() ? "" : ", ") + gla_backward_variant_name(v);
+  }
+  fail("gla backward: unknown variant '{}' (known: {})", name, known);
+}
+
+std::optional<std::string> gla_backward_cannot_implement(GlaBackwardVariant v, const gla::GlaShape& s) {
+  const std::string name = "gla backward " + gla_backward_variant_name(v);
+  if (s.K != 64 && s.K != 128) return name + ": K = " + std::to_string(s.K) + " not supported (K must be 64 or 128)";
+  // One CTA holds a chunk's whole V (dq and dk sum over it): 64 or 128 columns fit its shared memory.
+  if (s.V != 64 && s.V != 128) return name + ": V = " + std::to_string(s.V) + " not supported (V must be 64 or 128)";
+  if (s.B < 1 || s.T < 1 || s.H < 1) return name + ": B, T, H must be at least 1";
+  if (s.H > 65535 || s.B > 65535) return name + ": H and B must be at most 65535 (grid limits)";
+  if (s.T > INT_MAX / 2) return name + ": T = " + std::to_string(s.T) + " too large (at most 2^30)";
+  return std::nullopt;
+}
+
+std::size_t gla_backward_workspace_bytes(GlaBackwardVariant, const gla::GlaShape& s) {
+  return WorkspaceLayout(s).bytes;
+}
+
+void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::GlaShape& s, CUstream_st* stream) {
+  if (auto why = gla_backward_cannot_implement(v, s)) fail("gla_backward: {}", *why);
+  const std::string name = gla_backward_variant_name(v);
+  OVERLAP_REQUIRE(a.q && a.k && a.v && a.g && a.do_ && a.dq && a.dk && a.dv && a.dg,
+                  "gla_backward {}: q, k, v, g, do, dq, dk, dv and dg must be device pointers", name);
+  OVERLAP_REQUIRE(!s.has_h0 || (a.h0 && a.dh0), "gla_backward {}: the shape says h0=1 but h0 or dh0 is null", name);
+  OVERLAP_REQUIRE(!s.want_hT || a.dhT, "gla_backward {}: the shape says hT=1 but dhT is null", name);
+  const float scale = static_cast<float>(s.scale > 0 ? s.scale : 1.0 / std::sqrt(static_cast<double>(s.K)));
+  const WorkspaceLayout ws(s);
+  auto* cs = reinterpret_cast<cudaStream_t>(stream);
+  void* scratch = a.workspace;
+  if (!scratch) check_cuda(cudaMallocAsync(&scratch, ws.bytes, cs), "workspace allocation", v);
+  auto* base = static_cast<unsigned char*>(scratch);
+
+  gla_launch::Problem fwd{};
+  fwd.q = a.q;
+  fwd.k = a.k;
+  fwd.v = a.v;
+  fwd.g = a.g;
+  fwd.h0 = s.has_h0 ? a.h0 : nullptr;
+  fwd.hT = nullptr;
+  fwd.states = base + ws.states;
+  fwd.B = static_cast<int>(s.B);
+  fwd.T = static_cast<int>(s.T);
+  fwd.H = static_cast<int>(s.H);
+  fwd.K = static_cast<int>(s.K);
+  fwd.V = static_cast<int>(s.V);
+  fwd.scale = scale;
+
+  gla_backward_launch::Problem p{};
+  p.q = a.q;
+  p.k = a.k;
+  p.v = a.v;
+  p.g = a.g;
+  p.do_ = a.do_;
+  p.dhT = s.want_hT ? a.dhT : nullptr;
+  p.states = base + ws.states;
+  p.dstates = base + ws.dstates;
+  p.r_n = reinterpret_cast<float*>(base + ws.r_n);
+  p.dq = a.dq;
+  p.dk = a.dk;
+  p.dv = a.dv;
+  p.dg = a.dg;
+  p.dh0 = s.has_h0 ? a.dh0 : nullptr;
+  p.B = fwd.B;
+  p.T = fwd.T;
+  p.H = fwd.H;
+  p.K = fwd.K;
+  p.V = fwd.V;
+  p.scale = scale;
+
+  int launched = gla_launch::states(fwd, stream);
+  if (launched == cudaSuccess) launched = gla_backward_launch::state_grads(p, stream);
+  if (launched == cudaSuccess) launched = gla_backward_launch::chunk_grads(p, stream);
+  if (!a.workspace) check_cuda(cudaFreeAsync(scratch, cs), "workspace release", v);
+  check_cuda(launched, "kernel launch", v);
+}
+
+}  // namespace overlap::cuda

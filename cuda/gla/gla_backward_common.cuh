@@ -1,0 +1,129 @@
+#pragma once
+// What the two gla backward kernels share (gla_state_grad_kernel.cuh, gla_chunk_grad_kernel.cuh):
+// their parameters, the in-chunk cumulative sum of the gates, and the mma.sync operand loads.
+//
+// The backward runs in three passes over 64-token chunks (ref/gla/chunked_backward.cpp is the
+// same algorithm in fp32 on the CPU):
+//   1. states      the forward's state pass (gla_chunk_kernel.cuh, Pass::States): S_n entering
+//                  every chunk, bf16;
+//   2. state grads per (b, h, 64 V columns), the chunks walked backwards: dS_n = dL/dS at the
+//                  end of chunk n (bf16), dh0, and R_n for the gates (below);
+//   3. chunk grads one CTA per (b, h, chunk), all chunks at once: dq, dk, dv and dg from the
+//                  chunk's q, k, v, g, do, S_n and dS_n.
+//
+// The gates. dg_t is the sum over u >= t of dL/da_u = q_u * dq_u - k_u * dk_u (a_u the
+// cumulative gate). Summed naively across chunks, that sum cancels: the pairs (u, j) with both
+// u, j >= t contribute q_u dA D k_j to the first term and k_j dA D q_u to the second, and the
+// inter-chunk terms cancel against the later chunks' state. The kernels keep only what does not
+// cancel. For t in chunk n (b the in-chunk cumulative log2-gate, b_last its last row):
+//   dg_t = 2^{b_last} R_n + sum_{u >= t} (q_u * dq_u - k_u * dk_u) + sum_{j in chunk} k_j * dk^inter_j
+// with R_n = rowsum(dS_n * S_n) (pass 2), dk^inter_j = 2^{b_last - b_j} (dS_n v_j), and the
+// self pairs (u = j) left out of both dq_u and dk_u in the sum (they cancel exactly). What is
+// left cancels only between pairs inside the chunk, which pass 3 forms with the same rounding
+// on both sides (gla_chunk_grad_kernel.cuh): no scan across chunks, and dg exactly 0 where it
+// is (the first token with no h0).
+#include <cstdint>
+#include <cuda_bf16.h>
+
+#include "common/ptx_sm80.cuh"
+#include "gla/gla_gate_cumsum.cuh"
+
+namespace overlap::cuda::gla_backward_kernel {
+
+using bf16 = __nv_bfloat16;
+namespace ptx = overlap::cuda::ptx;
+
+constexpr int kChunk = 64;
+constexpr int kSub = 16;         // rows per anchoring sub-chunk = one mma row tile
+constexpr int kStateBlockV = 64;  // V columns per CTA of the state-grad pass
+
+struct Params {
+  const bf16* q;      // [B,T,H,K]
+  const bf16* k;      // [B,T,H,K]
+  const bf16* v;      // [B,T,H,V]
+  const float* g;     // [B,T,H,K]
+  const bf16* do_;    // [B,T,H,V]
+  const float* dhT;   // [B,H,K,V] or null (no gradient into hT)
+  const bf16* states;  // [B,H,NT,K,V]: S_n entering chunk n (pass 1)
+  bf16* dstates;       // [B,H,NT,K,V]: dL/dS at the end of chunk n (pass 2)
+  float* r_n;          // [B,H,NT,V/64,K]: R_n = rowsum(dS_n * S_n) over one V block (pass 2)
+  bf16* dq;            // [B,T,H,K]
+  bf16* dk;            // [B,T,H,K]
+  bf16* dv;            // [B,T,H,V]
+  float* dg;           // [B,T,H,K]
+  float* dh0;          // [B,H,K,V] or null
+  int T, H, V;
+  int num_chunks;
+  float scale;
+};
+
+// g -> log2(e) * inclusive cumulative sum over the chunk's rows, in place (gla_gate_cumsum.cuh).
+template <int K, int Threads>
+__device__ void cumsum_log2(float* b, int ld, float* totals) {
+  gla_gates::cumsum_log2<K, Threads, kChunk>(b, ld, totals);
+}
+
+// mma.sync m16n8k16 operands from shared memory, named by how the matrix is stored:
+//   a_rows:  A[m][kk] = M[m][kk]   (M row-major, rows m0..m0+15, columns k0..k0+15)
+//   a_cols:  A[m][kk] = M[kk][m]   (the transpose of a row-major M)
+//   b_cols:  B[kk][n] = M[n][kk]   (rows of M are the output columns), two n8 tiles
+//   b_rows:  B[kk][n] = M[kk][n]   (rows of M are the reduction index), two n8 tiles
+// A b_* load fills r[0], r[1] for columns n0..n0+7 and r[2], r[3] for n0+8..n0+15.
+__device__ __forceinline__ void a_rows(std::uint32_t (&r)[4], const bf16* m, int ld, int m0, int k0) {
+  const int lane = threadIdx.x & 31, mi = lane >> 3;
+  ptx::ldmatrix_x4(r, m + (m0 + (lane & 7) + (mi & 1) * 8) * ld + k0 + (mi >> 1) * 8);
+}
+__device__ __forceinline__ void a_cols(std::uint32_t (&r)[4], const bf16* m, int ld, int m0, int k0) {
+  const int lane = threadIdx.x & 31, mi = lane >> 3;
+  ptx::ldmatrix_x4_trans(r, m + (k0 + (lane & 7) + (mi >> 1) * 8) * ld + m0 + (mi & 1) * 8);
+}
+__device__ __forceinline__ void b_cols(std::uint32_t (&r)[4], const bf16* m, int ld, int n0, int k0) {
+  const int lane = threadIdx.x & 31, mi = lane >> 3;
+  ptx::ldmatrix_x4(r, m + (n0 + (lane & 7) + (mi >> 1) * 8) * ld + k0 + (mi & 1) * 8);
+}
+__device__ __forceinline__ void b_rows(std::uint32_t (&r)[4], const bf16* m, int ld, int n0, int k0) {
+  const int lane = threadIdx.x & 31, mi = lane >> 3;
+  ptx::ldmatrix_x4_trans(r, m + (k0 + (lane & 7) + (mi & 1) * 8) * ld + n0 + (mi >> 1) * 8);
+}
+
+__device__ __forceinline__ void mma_pair(float (&d0)[4], float (&d1)[4], const std::uint32_t (&a)[4],
+                                         const std::uint32_t (&b)[4]) {
+  ptx::mma_bf16_16816(d0, a, b[0], b[1]);
+  ptx::mma_bf16_16816(d1, a, b[2], b[3]);
+}
+
+// Element offsets of one (b, h) in the token-major tensors and in the per-(b, h) arrays.
+struct Slice {
+  long long qk_row0;  // (b, t=0, h, 0) in q, k, g, dq, dk, dg
+  long long v_row0;   // (b, t=0, h, 0) in v, do, dv
+  long long state0;   // (b, h, 0, 0) in dhT, dh0
+  long long states0;  // (b, h, n=0, 0, 0) in states, dstates
+  long long r_n0;     // (b, h, n=0, 0, 0) in r_n
+};
+
+template <int K>
+__device__ __forceinline__ Slice slice_of(const Params& p, int b, int h) {
+  Slice s;
+  s.qk_row0 = ((long long)b * p.T * p.H + h) * K;
+  s.v_row0 = ((long long)b * p.T * p.H + h) * p.V;
+  s.state0 = ((long long)b * p.H + h) * K * p.V;
+  s.states0 = ((long long)b * p.H + h) * p.num_chunks * K * p.V;
+  s.r_n0 = ((long long)b * p.H + h) * p.num_chunks * (p.V / kStateBlockV) * K;
+  return s;
+}
+
+// cp.async of `rows` rows of `cols` bf16 (or 2*cols fp32 halves) from a strided source into
+// shared memory with row stride ld; rows at or past `valid` arrive as zeros.
+template <int Threads, class Elem>
+__device__ __forceinline__ void load_rows(Elem* dst, int ld, const Elem* src, long long src_stride, int rows,
+                                          int cols, int valid) {
+  constexpr int kPer16 = 16 / sizeof(Elem);
+  const int pieces = cols / kPer16;
+  for (int idx = threadIdx.x; idx < rows * pieces; idx += Threads) {
+    const int r = idx / pieces, c = (idx % pieces) * kPer16;
+    const bool in = r < valid;
+    ptx::cp_async_16(dst + r * ld + c, src + (in ? r : 0) * src_stride + c, in ? 16 : 0);
+  }
+}
+
+}  // namespace overlap::cuda::gla_backward_kernel

@@ -1,0 +1,70 @@
+// Instantiates the gla backward's kernels for K, V in {64, 128} and launches them.
+#include <cuda_runtime.h>
+
+#include "gla/gla_backward_launch.hpp"
+#include "gla/gla_chunk_grad_kernel.cuh"
+#include "gla/gla_state_grad_kernel.cuh"
+
+namespace overlap::cuda::gla_backward_launch {
+namespace {
+
+namespace kern = gla_backward_kernel;
+
+kern::Params params_of(const Problem& p) {
+  kern::Params kp{};
+  kp.q = static_cast<const kern::bf16*>(p.q);
+  kp.k = static_cast<const kern::bf16*>(p.k);
+  kp.v = static_cast<const kern::bf16*>(p.v);
+  kp.g = p.g;
+  kp.do_ = static_cast<const kern::bf16*>(p.do_);
+  kp.dhT = p.dhT;
+  kp.states = static_cast<const kern::bf16*>(p.states);
+  kp.dstates = static_cast<kern::bf16*>(p.dstates);
+  kp.r_n = p.r_n;
+  kp.dq = static_cast<kern::bf16*>(p.dq);
+  kp.dk = static_cast<kern::bf16*>(p.dk);
+  kp.dv = static_cast<kern::bf16*>(p.dv);
+  kp.dg = p.dg;
+  kp.dh0 = p.dh0;
+  kp.T = p.T;
+  kp.H = p.H;
+  kp.V = p.V;
+  kp.num_chunks = (p.T + kern::kChunk - 1) / kern::kChunk;
+  kp.scale = p.scale;
+  return kp;
+}
+
+template <class Kernel>
+cudaError_t launch(Kernel kernel, dim3 grid, int threads, int smem, const kern::Params& kp, cudaStream_t stream) {
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      e != cudaSuccess)
+    return e;
+  kernel<<<grid, threads, smem, stream>>>(kp);
+  return cudaGetLastError();
+}
+
+template <int K>
+cudaError_t state_grads_k(const Problem& p, cudaStream_t s) {
+  return launch(kern::gla_state_grad_kernel<K>, dim3(p.V / kern::kStateBlockV, p.H, p.B), kern::kStateGradThreads,
+                kern::StateGradLayout<K>::kBytes, params_of(p), s);
+}
+
+template <int K, int V>
+cudaError_t chunk_grads_kv(const Problem& p, cudaStream_t s) {
+  const int chunks = (p.T + kern::kChunk - 1) / kern::kChunk;
+  return launch(kern::gla_chunk_grad_kernel<K, V>, dim3(chunks, p.H, p.B), kern::kChunkGradThreads,
+                kern::ChunkGradLayout<K, V>::kBytes, params_of(p), s);
+}
+
+}  // namespace
+
+int state_grads(const Problem& p, CUstream_st* stream) {
+  return p.K == 64 ? state_grads_k<64>(p, stream) : state_grads_k<128>(p, stream);
+}
+
+int chunk_grads(const Problem& p, CUstream_st* stream) {
+  if (p.K == 64) return p.V == 64 ? chunk_grads_kv<64, 64>(p, stream) : chunk_grads_kv<64, 128>(p, stream);
+  return p.V == 64 ? chunk_grads_kv<128, 64>(p, stream) : chunk_grads_kv<128, 128>(p, stream);
+}
+
+}  // namespace overlap::cuda::gla_backward_launch

@@ -1,0 +1,32 @@
+#pragma once
+// Internal: the backward's launchers compiled by nvcc (gla_backward_launch.cu), called by
+// gla_backward.cpp. Returns a cudaError_t as int so that this header needs no CUDA headers.
+struct CUstream_st;
+
+namespace overlap::cuda::gla_backward_launch {
+
+struct Problem {
+  const void* q;
+  const void* k;
+  const void* v;
+  const float* g;
+  const void* do_;
+  const float* dhT;   // or null
+  const void* states;  // bf16 [B,H,NT,K,V]
+  void* dstates;       // bf16 [B,H,NT,K,V]
+  float* r_n;          // fp32 [B,H,NT,V/64,K]: rowsum(dS_n * S_n) per V block
+  void* dq;
+  void* dk;
+  void* dv;
+  float* dg;
+  float* dh0;  // or null
+  int B, T, H, K, V;
+  float scale;
+};
+
+// Pass 2: dS_n and R_n for every chunk, and dh0.
+int state_grads(const Problem& p, CUstream_st* stream);
+// Pass 3: dq, dk, dv, dg, one CTA per chunk.
+int chunk_grads(const Problem& p, CUstream_st* stream);
+
+}  // namespace overlap::cuda::gla_backward_launch
