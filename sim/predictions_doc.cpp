@@ -115,6 +115,19 @@ void gla_section(Doc& d) {
   }
 }
 
+void gla_backward_section(Doc& d) {
+  auto& o = d.text();
+  o += "## gla_backward: the gradients (issue 18)\n\n";
+  o += "`materialized`: the forward's state pass writes every S_n, a backward walk writes every dS_n, and one CTA "
+       "per chunk forms dq, dk, dv, dg (cuda/gla/gla_backward_common.cuh). The benchmark's shapes "
+       "(bench/gpu/bench_gla_train.py), no h0 or dhT:\n\n";
+  for (const auto& shape : std::vector<std::string>{"B=8,T=4096,H=16,K=128,V=128,h0=0,hT=0",
+                                                   "B=4,T=4096,H=32,K=64,V=64,h0=0,hT=0"}) {
+    o += fmt::format("Shape `{}`:\n\n", shape);
+    d.time_table("gla_backward", {"materialized"}, shape);
+  }
+}
+
 void linrnn_section(Doc& d) {
   auto& o = d.text();
   o += "## linrnn: where the scan and the projection should live\n\n";
@@ -230,6 +243,7 @@ std::string predictions_markdown() {
   }
   o += " sources in the profile files.\n\n";
   gla_section(d);
+  gla_backward_section(d);
   linrnn_section(d);
   projchain_section(d);
   dualgemm_section(d);

@@ -10,7 +10,7 @@ namespace overlap::sim {
 namespace {
 
 std::vector<ShapeKey> fallback_keys(std::string_view workload) {
-  if (workload == "gla")
+  if (workload == "gla" || workload == "gla_backward")
     return {{"B", 8, "batch"}, {"T", 4096, "sequence length"}, {"H", 16, "heads"}, {"K", 128, "key dim"},
             {"V", 128, "value dim"}, {"h0", 0, "initial state input", 0}, {"hT", 0, "final state output", 0}};
   if (workload == "linrnn")
@@ -41,7 +41,7 @@ ShapeArgs parse_shape(std::string_view workload, std::string_view text) {
 }
 
 std::string reference_shape(std::string_view workload) {
-  if (workload == "gla") return "B=8,T=4096,H=16,K=128,V=128,h0=0,hT=0";
+  if (workload == "gla" || workload == "gla_backward") return "B=8,T=4096,H=16,K=128,V=128,h0=0,hT=0";
   if (workload == "linrnn") return "B=4,T=2048,d=256,dv=64,h0=0,hT=0";
   if (workload == "projchain") return "B=8,T=4096,d=2048,H=16,dk=128";
   if (workload == "dualgemm") return "M=256,N=4096,K=7168";

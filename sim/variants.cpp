@@ -7,15 +7,15 @@ namespace overlap::sim {
 const std::vector<VariantModel>& all_variant_models() {
   static const std::vector<VariantModel> models = [] {
     std::vector<VariantModel> v;
-    for (auto part : {gla_variant_models(), linrnn_variant_models(), projchain_variant_models(),
-                      dualgemm_variant_models()})
+    for (auto part : {gla_variant_models(), gla_backward_variant_models(), linrnn_variant_models(),
+                      projchain_variant_models(), dualgemm_variant_models()})
       v.insert(v.end(), part.begin(), part.end());
     return v;
   }();
   return models;
 }
 
-std::vector<std::string> workload_names() { return {"gla", "linrnn", "projchain", "dualgemm"}; }
+std::vector<std::string> workload_names() { return {"gla", "gla_backward", "linrnn", "projchain", "dualgemm"}; }
 
 const VariantModel& find_variant_model(std::string_view workload, std::string_view variant) {
   std::string known;

@@ -25,7 +25,7 @@ struct VariantModel {
 const std::vector<VariantModel>& all_variant_models();
 // Throws "unknown variant 'x' of workload 'w' (known: ...)" / "unknown workload".
 const VariantModel& find_variant_model(std::string_view workload, std::string_view variant);
-std::vector<std::string> workload_names();  // gla, linrnn, projchain, dualgemm
+std::vector<std::string> workload_names();  // gla, gla_backward, linrnn, projchain, dualgemm
 
 // Models of a workload whose variants are the values of an enum, each with a name and a
 // description, sharing one cannot_run(variant, hw, shape) and one build(variant, hw, shape).
@@ -55,6 +55,7 @@ std::vector<VariantModel> enum_variant_models(std::string_view workload,
 
 // One vector per workload file (sim/models/*_model.cpp).
 std::vector<VariantModel> gla_variant_models();
+std::vector<VariantModel> gla_backward_variant_models();
 std::vector<VariantModel> linrnn_variant_models();
 std::vector<VariantModel> projchain_variant_models();
 std::vector<VariantModel> dualgemm_variant_models();

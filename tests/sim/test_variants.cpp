@@ -22,7 +22,7 @@ namespace {
 // Shapes built with ShapeArgs::set so these tests do not depend on the CPU references.
 ShapeArgs shape_of(const std::string& workload, std::int64_t scale = 1) {
   ShapeArgs s;
-  if (workload == "gla") {
+  if (workload == "gla" || workload == "gla_backward") {
     for (auto [k, v] : {std::pair{"B", 8}, {"T", 4096}, {"H", 16}, {"K", 128}, {"V", 128}, {"h0", 0}, {"hT", 0}}) s.set(k, v);
     s.set("T", 4096 * scale);
   } else if (workload == "linrnn") {
