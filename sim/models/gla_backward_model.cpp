@@ -28,8 +28,8 @@ constexpr double kWavefront = 128;  // bytes of one shared-memory wavefront
 
 // Registers per thread of the compiled kernels (ptxas -v, sm_90a, CUDA 13.0), by (K, V) and K.
 int chunk_grad_regs(std::int64_t K, std::int64_t V) {
-  if (K == 128) return V == 128 ? 255 : 245;
-  return V == 128 ? 221 : 147;
+  if (K == 128) return V == 128 ? 255 : 241;
+  return V == 128 ? 220 : 148;
 }
 int state_grad_regs(std::int64_t K) { return K == 128 ? 174 : 128; }
 
@@ -108,89 +108,96 @@ KernelSpec state_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
   return k;
 }
 
-// The phases of pass 3 for one chunk (8 warps; warp w serves rows 16 (w % 4)..).
-std::vector<Step> chunk_grad_phases(const HardwareProfile& hw, double K, double V) {
-  const int warps = 8;
-  const double C = kChunk, kc = K / 16, vc = V / 16;
-  std::vector<Step> steps;
-  const bool unbalanced = false;
-  {  // cumsum of the gates (all warps).
-    std::vector<WarpWork> w(warps);
-    for (auto& x : w) x.smem = 2.0 * C * K * 4 / warps, x.alu = 2.0 * C * K / 32 / warps;
-    add_phase(steps, w, true, TensorPath::WarpMma, "gate cumsum");
+// Phases both paths of pass 3 share: the gate cumsum first; the dg sums and dv's A^T do last.
+void cumsum_phase(std::vector<Step>& steps, double K) {
+  std::vector<WarpWork> w(8);
+  for (auto& x : w) x.smem = 2.0 * kChunk * K * 4 / 8, x.alu = 2.0 * kChunk * K / 32 / 8;
+  add_phase(steps, w, true, TensorPath::WarpMma, "gate cumsum");
+}
+void dg_phase(std::vector<Step>& steps, double K) {
+  // q dq - k dk through shared memory (written, then read-modify-written), the suffix sums down
+  // each column, dg out.
+  std::vector<WarpWork> w(8);
+  for (auto& x : w) {
+    x.smem += kChunk * K * (4 + 8 + 4 + 2 + 2) / 8;
+    x.alu += 4 * kChunk * K / 32 / 8;
   }
-  {  // Phase A. Warps 0-3: dA = s do v^T, n-tiles up to the diagonal, masked bf16 stores.
-     // Warps 4-7: A left of the diagonal block (anchored pairs of q and k) and the diagonal
-     // block directly: 8 rounds of a K-long loop per lane, each step 1 MUFU, ~5 FP32, and 6
-     // wavefronts (q and 2^b of 2 rows, k and 2^b of 16 rows at 2-way conflicts).
+  add_phase(steps, w, true, TensorPath::WarpMma, "dg");
+}
+// dv for 16 rows x V/2 columns (warp i): A^T do over the key sub-chunks at or below the diagonal.
+void dv_from_A(WarpWork& x, int i, double V) {
+  const double below = 4 - i % 4;
+  x.smem += below * (1 + V / 32) * kLdsm4Bytes;
+  x.mma += below * V / 16;
+  x.alu += V / 16 * 4;
+}
+
+// The phases of pass 3's single-anchor path (gla_chunk_grad_single_anchor.cuh), the path every
+// chunk takes unless a channel decays by more than 2^-96 over it. The shape says nothing of the
+// gates, so the model times this path, which the usual gates take; chunks of gates strong
+// enough for the anchored path (gla_chunk_grad_anchored.cuh) run slower than predicted.
+std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K, double V) {
+  const int warps = 8;
+  const double C = kChunk, kc = K / 16, vc = V / 16, elems = K / 8 * 4;
+  std::vector<Step> steps;
+  cumsum_phase(steps, K);
+  {  // q <- q 2^b, k <- k 2^-b, b <- 2^b in place: per lane C K / 512 steps of 4 MUFU, ~8 FP32,
+     // LDS.64 + 2 LDS.32 + STS.64 + 2 STS.32.
     std::vector<WarpWork> w(warps);
+    for (auto& x : w) {
+      const double steps_per_lane = C * K / 2 / (32 * warps);
+      x.mufu += 4 * steps_per_lane;
+      x.alu += 8 * steps_per_lane;
+      x.smem += steps_per_lane * (2 * 256 + 4 * kLds32Bytes);
+    }
+    add_phase(steps, w, true, TensorPath::WarpMma, "decay q, k");
+  }
+  {  // Phase A. All: dS_n rows times E_last (K V / 2 pairs: LDS.32, LDS of E, STS.32, 4 FP32).
+     // Warps 0-3: dA = s do v^T up to the diagonal; warps 4-7: A = s q~ k~^T up to the diagonal.
+    std::vector<WarpWork> w(warps);
+    for (int i = 0; i < warps; ++i) {
+      const double pairs = K * V / 2 / (32 * warps);
+      w[i].smem += pairs * 3 * kLds32Bytes;
+      w[i].alu += pairs * 4;
+    }
     for (int o = 0; o < 4; ++o) {
       WarpWork& x = w[o];
       x.smem += vc * (1 + (o + 1)) * kLdsm4Bytes + (16 + 8) * kLds32Bytes;
       x.mma += vc * 2 * (o + 1);
       x.alu += 16 * 5;
       WarpWork& y = w[4 + o];
-      y.pair(kc * (4 + 4 * o), true);
-      y.mma += kc * 2 * o;
-      y.smem += 2 * o * 2 * kLds32Bytes;
-      y.mufu += 8 * K;
-      y.alu += 8 * K * 5;
-      y.smem += 8 * K * 6 * kWavefront + 8 * kWavefront;
+      y.smem += kc * (1 + (o + 1)) * kLdsm4Bytes + 16 * kLds32Bytes;
+      y.mma += kc * 2 * (o + 1);
+      y.alu += 16 * 4;
     }
-    add_phase(steps, w, unbalanced, TensorPath::WarpMma, "dA, A");
+    add_phase(steps, w, false, TensorPath::WarpMma, "dA, A");
   }
-  {  // Phase B. Warps 0-3 dq, 4-7 dk: the inter-chunk GEMM through ldmatrix (vc x (1 + kc)),
-     // a scale by 2^b (K/2 MUFU a lane), the GEMM with the split decayed operand (per 16 rows
-     // of the other side and n-tile: 2 splits of 2 rows, 2 MUFU, ~10 FP32, 6 wavefronts each;
-     // 2 mma), the post-scale (K/2 MUFU, 2 LDS.32 an element), the diagonal block directly
-     // (7.5 steps an element: 1 MUFU, ~4 FP32, 3 wavefronts), the bf16 store with the self pair.
-     // dk also sums k dk^inter per column (K/2 MUFU, 3 shuffles per column pair).
+  {  // Phase B. Warps 0-3 dq, 4-7 dk: the inter-chunk GEMM (vc x (1 + kc) ldmatrix, vc K/8 mma),
+     // the intra-chunk GEMM over the (o + 1) or (4 - o) 16-row blocks up to the diagonal, the
+     // store with the self pair and E (2 LDS, 4 FP32 an element; dk divides: MUFU.RCP). dk also
+     // sums k~ dk^inter per column (2 LDS, 2 FMA, 3 shuffles per column pair).
     std::vector<WarpWork> w(warps);
     for (int o = 0; o < 4; ++o)
       for (int role = 0; role < 2; ++role) {
         WarpWork& x = w[role * 4 + o];
-        const double others = role == 0 ? o : 3 - o;  // 16-row blocks on the far side of the anchor
-        const double elems = K / 8 * 4;             // accumulator elements a lane
-        x.smem += vc * (1 + kc) * kLdsm4Bytes;
-        x.mma += vc * K / 8;
-        x.mufu += 2 * elems;  // scale, post-scale
-        x.smem += elems * 3 * kLds32Bytes;
-        x.alu += elems * 3;
-        x.smem += others * kLdsm4Bytes;
-        x.mufu += others * K / 8 * 4;
-        x.alu += others * K / 8 * 20;
-        x.smem += others * K / 8 * 12 * kWavefront;
-        x.mma += others * K / 8 * 2;
-        x.mufu += elems * 7.5;
-        x.alu += elems * 7.5 * 4;
-        x.smem += elems * 7.5 * 3 * kWavefront;
-        x.smem += elems / 2 * kLds32Bytes;  // x for the self pair
-        x.alu += elems * 2;
-        if (role == 1) x.mufu += elems, x.alu += elems * 3, x.smem += elems * 2 * kLds32Bytes;
+        const double blocks = role == 0 ? o + 1 : 4 - o;
+        x.smem += vc * (1 + kc) * kLdsm4Bytes + blocks * (1 + kc) * kLdsm4Bytes;
+        x.mma += (vc + blocks) * K / 8;
+        x.alu += elems * (role == 0 ? 1 : 0) + elems * 4;
+        x.smem += elems * 2 * kLds32Bytes / 2;
+        if (role == 1) x.mufu += elems, x.alu += K / 4 * 7, x.smem += K / 4 * 2 * kLds32Bytes;
       }
-    add_phase(steps, w, unbalanced, TensorPath::WarpMma, "dq, dk");
+    add_phase(steps, w, false, TensorPath::WarpMma, "dq, dk");
   }
-  {  // Phase E: q dq - k dk through shared memory (written, then read-modify-written), the
-     // suffix sums down each column, dg out.
-    std::vector<WarpWork> w(warps);
-    for (auto& x : w) {
-      x.smem += C * K * (4 + 8 + 4 + 2 + 2) / warps;
-      x.alu += 4 * C * K / 32 / warps;
-    }
-    add_phase(steps, w, true, TensorPath::WarpMma, "dg");
-  }
-  {  // Phase D, all warps: dv for 16 rows x V/2 columns: A^T do over the key sub-chunks at or
-     // below the diagonal (ldmatrix), then (k 2^{b_last - b}) dS_n with anchored k pairs.
+  dg_phase(steps, K);
+  {  // Phase D: A^T do, then k~ (dSe) through ldmatrix (kc x (1 + V/32), kc V/16 mma).
     std::vector<WarpWork> w(warps);
     for (int i = 0; i < warps; ++i) {
-      WarpWork& x = w[i];
-      const double below = 4 - i % 4;
-      x.smem += below * (1 + V / 32) * kLdsm4Bytes + kc * V / 32 * kLdsm4Bytes;
-      x.mma += below * V / 16 + kc * V / 16;
-      x.pair(kc * 4, true);
-      x.alu += V / 16 * 4;
+      dv_from_A(w[i], i, V);
+      w[i].smem += kc * (1 + V / 32) * kLdsm4Bytes;
+      w[i].mma += kc * V / 16;
     }
-    add_phase(steps, w, unbalanced, TensorPath::WarpMma, "dv");
+    add_phase(steps, w, false, TensorPath::WarpMma, "dv");
   }
   steps.push_back(delay(7 * hw.sync_latency_cycles * hw.cycle_ns(), "CTA barriers"));
   return steps;
@@ -215,7 +222,7 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
                 load(C * K * 4, 1.0, engine, "load g"),       load(C * V * 2, 1.0, engine, "load do"),
                 load(C * V * 2, 1.0, engine, "load v"),       load(K * V * 2, 1.0, engine, "load S_n"),
                 load(K * V * 2, 1.0, engine, "load dS_n"),    load(K * 4 * (V / kStateBlockV), 1.0, engine, "load R_n")};
-  loop.compute = chunk_grad_phases(hw, K, V);
+  loop.compute = single_anchor_chunk_phases(hw, K, V);
   loop.stores = {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
                  store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")};
   LoopSchedule s;

@@ -1,0 +1,246 @@
+#pragma once
+// gla backward, pass 3 (gla_chunk_grad_kernel.cuh): what both of its paths use: the shared-memory
+// layout, the loads, dA, the inter-chunk GEMM, the stores, A^T do for dv, and the gate sums.
+#include "gla/gla_backward_common.cuh"
+
+namespace overlap::cuda::gla_backward_kernel {
+
+constexpr int kChunkGradWarps = 8;
+constexpr int kChunkGradThreads = 32 * kChunkGradWarps;
+
+template <int K, int V>
+struct ChunkGradLayout {
+  static constexpr int kQkLd = K + 8;
+  static constexpr int kVLd = V + 8;
+  static constexpr int kBLd = K + 4;
+  static constexpr int kCLd = kChunk + 8;
+  static constexpr int kQ = 0;
+  static constexpr int kK = kQ + kChunk * kQkLd * 2;
+  static constexpr int kDo = kK + kChunk * kQkLd * 2;
+  static constexpr int kB = kDo + kChunk * kVLd * 2;
+  static constexpr int kDS = kB + kChunk * kBLd * 4;
+  static constexpr int kA = kDS + K * kVLd * 2;  // A, bf16, zero above the diagonal
+  // Needed only until dq and dk are formed; then reused for q dq - k dk (fp32 [C][K]).
+  static constexpr int kSn = kA + kChunk * kCLd * 2;
+  static constexpr int kV = kSn + K * kVLd * 2;
+  static constexpr int kDA = kV + kChunk * kVLd * 2;       // dA, bf16, zero above the diagonal
+  static constexpr int kDAdiag = kDA + kChunk * kCLd * 2;  // dA's diagonal 16x16 blocks, fp32
+  static constexpr int kReusedEnd = kDAdiag + (kChunk / kSub) * kSub * kSub * 4;
+  static constexpr int kDgLd = K + 4;
+  static constexpr int kDg = kSn;
+  static_assert(kDg + kChunk * kDgLd * 4 <= kReusedEnd, "q dq - k dk must fit where S_n, v and dA were");
+  static constexpr int kTotals = kReusedEnd;
+  static constexpr int kColSums = kTotals + kChunkGradThreads * 4;  // per dk warp: sum_j k_j * dk^inter_j
+  static constexpr int kBytes = kColSums + (kChunk / kSub) * K * 4;
+};
+
+
+template <int K, int V>
+__device__ void load_chunk_grad_inputs(const Params& p, const Slice& sl, unsigned char* smem, int n) {
+  using L = ChunkGradLayout<K, V>;
+  constexpr int kT = kChunkGradThreads;
+  const int t0 = n * kChunk, valid = min(kChunk, p.T - t0);
+  const long long qk_stride = (long long)p.H * K, v_stride = (long long)p.H * V;
+  const long long qk0 = sl.qk_row0 + t0 * qk_stride, v0 = sl.v_row0 + t0 * v_stride;
+  const long long state = sl.states0 + (long long)n * K * V;
+  load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kQ), L::kQkLd, p.q + qk0, qk_stride, kChunk, K, valid);
+  load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kK), L::kQkLd, p.k + qk0, qk_stride, kChunk, K, valid);
+  load_rows<kT>(reinterpret_cast<float*>(smem + L::kB), L::kBLd, p.g + qk0, qk_stride, kChunk, K, valid);
+  load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kDo), L::kVLd, p.do_ + v0, v_stride, kChunk, V, valid);
+  load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kV), L::kVLd, p.v + v0, v_stride, kChunk, V, valid);
+  load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kSn), L::kVLd, p.states + state, V, K, V, K);
+  load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kDS), L::kVLd, p.dstates + state, V, K, V, K);
+}
+
+
+// acc[j] (n-tiles of 8 columns) += <x_t, y_j> for rows t = i0..i0+15 and the 16-column blocks
+// of j up to and including the diagonal one (x, y row-major with D columns, row stride ld).
+template <int D>
+__device__ void causal_rows_product(float (&acc)[kChunk / 8][4], const bf16* x, const bf16* y, int ld, int i0) {
+  const int w = i0 / kSub;
+#pragma unroll
+  for (int dc = 0; dc < D; dc += 16) {
+    std::uint32_t a[4];
+    a_rows(a, x, ld, i0, dc);
+#pragma unroll
+    for (int np = 0; np < kChunk / 16; ++np) {
+      if (np > w) break;
+      std::uint32_t bf[4];
+      b_cols(bf, y, ld, np * 16, dc);
+      mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
+    }
+  }
+}
+
+// Phase A, warps 0-3: dA rows i0..i0+15 over all 64 columns in bf16, zero on and right of the
+// diagonal (the self pairs are added apart, gla_backward_common.cuh), and the diagonal 16x16
+// block in fp32 with its diagonal.
+template <int K, int V>
+__device__ void form_dA(unsigned char* smem, int i0, float scale) {
+  using L = ChunkGradLayout<K, V>;
+  const bf16* d_o = reinterpret_cast<const bf16*>(smem + L::kDo);
+  const bf16* v = reinterpret_cast<const bf16*>(smem + L::kV);
+  bf16* dA = reinterpret_cast<bf16*>(smem + L::kDA);
+  float* diag = reinterpret_cast<float*>(smem + L::kDAdiag) + (i0 / kSub) * kSub * kSub;
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  float acc[kChunk / 8][4] = {};
+  causal_rows_product<V>(acc, d_o, v, L::kVLd, i0);
+#pragma unroll
+  for (int nt = 0; nt < kChunk / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; e += 2) {
+      const int tl = gq + (e >> 1) * 8, t = i0 + tl, j = nt * 8 + 2 * tq;
+      const float x0 = j <= t ? scale * acc[nt][e] : 0.f, x1 = j + 1 <= t ? scale * acc[nt][e + 1] : 0.f;
+      *reinterpret_cast<std::uint32_t*>(dA + t * L::kCLd + j) = ptx::pack_bf16(j < t ? x0 : 0.f, j + 1 < t ? x1 : 0.f);
+      if (j >= i0 && j < i0 + kSub) {
+        diag[tl * kSub + j - i0] = x0;
+        diag[tl * kSub + j + 1 - i0] = x1;
+      }
+    }
+}
+
+
+// acc += X[r0..r0+15] M^T with X [C][V] (do or v) and M [K][V] (S_n or dS_n): the inter-chunk
+// GEMM of dq and of dk.
+template <int K, int V>
+__device__ void rows_times_state_t(float (&acc)[K / 8][4], const bf16* x, const bf16* m, int r0) {
+  using L = ChunkGradLayout<K, V>;
+#pragma unroll
+  for (int vc = 0; vc < V; vc += 16) {
+    std::uint32_t a[4];
+    a_rows(a, x, L::kVLd, r0, vc);
+#pragma unroll
+    for (int np = 0; np < K / 16; ++np) {
+      std::uint32_t bf[4];
+      b_cols(bf, m, L::kVLd, np * 16, vc);
+      mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
+    }
+  }
+}
+
+
+// dq or dk rows r0..r0+15 with the self pair put back, times a per-element factor:
+// f (acc + dA_{r,r} x_r) with f = 1, or f = e[r][c] or 1 / e[r][c] (kInverse) where e is given
+// (the single-anchor path's 2^b); diag = the rows' 16x16 block of dA. Stored as bf16 rows of a
+// token-major tensor, rows at or past T skipped.
+template <int NT, bool kInverse = false>
+__device__ void store_grad_rows(const float (&acc)[NT][4], const float* diag, const bf16* x, int ldx,
+                                const float* e, int lde, bf16* dst, long long row_stride, int r0, int t0, int T) {
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int rl = gq + half * 8, r = r0 + rl;
+    if (t0 + r >= T) continue;
+    const float self = diag[rl * kSub + rl];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      const int c = nt * 8 + 2 * tq;
+      const float2 xv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(x + r * ldx + c));
+      float v0 = acc[nt][2 * half] + self * xv.x, v1 = acc[nt][2 * half + 1] + self * xv.y;
+      if (e) {
+        const float2 f = *reinterpret_cast<const float2*>(e + r * lde + c);
+        v0 = kInverse ? __fdividef(v0, f.x) : v0 * f.x;
+        v1 = kInverse ? __fdividef(v1, f.y) : v1 * f.y;
+      }
+      *reinterpret_cast<std::uint32_t*>(dst + r * row_stride + c) = ptx::pack_bf16(v0, v1);
+    }
+  }
+}
+
+// Stores a warp's 16 x (8 * NT) fp32 accumulators as bf16 rows r0.. of a token-major tensor,
+// rows at or past T skipped.
+template <int NT>
+__device__ void store_rows_bf16(const float (&acc)[NT][4], bf16* dst, long long row_stride, int r0, int t0, int T) {
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int r = r0 + gq + half * 8;
+    if (t0 + r >= T) continue;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+      *reinterpret_cast<std::uint32_t*>(dst + r * row_stride + nt * 8 + 2 * tq) =
+          ptx::pack_bf16(acc[nt][2 * half], acc[nt][2 * half + 1]);
+  }
+}
+
+// Phase D, first part: dv rows j0..j0+15, columns v0..v0+V/2-1 += sum_{t >= j} A_{t,j} do_t.
+template <int K, int V>
+__device__ void dv_from_A(float (&acc)[V / 16][4], unsigned char* smem, int j0, int v0) {
+  using L = ChunkGradLayout<K, V>;
+  const bf16* d_o = reinterpret_cast<const bf16*>(smem + L::kDo);
+  const bf16* A = reinterpret_cast<const bf16*>(smem + L::kA);
+#pragma unroll
+  for (int tc = 0; tc < kChunk; tc += 16) {
+    if (tc < j0) continue;
+    std::uint32_t a[4];
+    a_cols(a, A, L::kCLd, j0, tc);
+#pragma unroll
+    for (int np = 0; np < V / 32; ++np) {
+      std::uint32_t bf[4];
+      b_rows(bf, d_o, L::kVLd, v0 + np * 16, tc);
+      mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
+    }
+  }
+}
+
+// Phase E: dL/da = x dq - y dk per element without the self pairs, from the accumulators of the
+// warps serving the same rows (dq warps 0-3 and dk warps 4-7 hold them at the same fragment
+// positions; x, y are what sits where q, k were loaded: q, k, or on the single-anchor path their
+// decayed copies, which pair with its accumulators), then the suffix sums down each column plus the chunk's carry
+// e_last * R_n + sum_j k_j dk^inter_j (gla_backward_common.cuh), written to dg.
+template <int K, int V>
+__device__ void gates_grad(const Params& p, const Slice& sl, unsigned char* smem, const float (&acc)[K / 8][4],
+                           int n, bool e_is_exp, float* dg) {
+  using L = ChunkGradLayout<K, V>;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  const bf16* x = reinterpret_cast<const bf16*>(smem + (warp < 4 ? L::kQ : L::kK));
+  const int rows0 = (warp % 4) * kSub;
+  float* da = reinterpret_cast<float*>(smem + L::kDg);
+  float* totals = reinterpret_cast<float*>(smem + L::kTotals);
+  const float* col_sums = reinterpret_cast<const float*>(smem + L::kColSums);
+  for (int pass = 0; pass < 2; ++pass) {
+    if ((warp < 4) == (pass == 0)) {
+#pragma unroll
+      for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int r = rows0 + gq + (e >> 1) * 8, c = nt * 8 + 2 * tq + (e & 1);
+          const float term = __bfloat162float(x[r * L::kQkLd + c]) * acc[nt][e];
+          if (pass == 0) da[r * L::kDgLd + c] = term;
+          else da[r * L::kDgLd + c] -= term;
+        }
+    }
+    __syncthreads();
+  }
+  constexpr int kParts = kChunkGradThreads / K, kRows = kChunk / kParts;
+  const int c = threadIdx.x % K, part = threadIdx.x / K;
+  float suffix[kRows];
+  float run = 0.f;
+#pragma unroll
+  for (int r = kRows - 1; r >= 0; --r) {
+    run += da[(part * kRows + r) * L::kDgLd + c];
+    suffix[r] = run;
+  }
+  totals[part * K + c] = run;
+  __syncthreads();
+  const int v_blocks = V / kStateBlockV;
+  float r_n = 0.f;
+  for (int vb = 0; vb < v_blocks; ++vb) r_n += p.r_n[sl.r_n0 + ((long long)n * v_blocks + vb) * K + c];
+  // Row C-1 of the gate array: b_last (log2 units), or 2^{b_last} once the single-anchor path
+  // has replaced b by 2^b.
+  const float last = reinterpret_cast<const float*>(smem + L::kB)[(kChunk - 1) * L::kBLd + c];
+  float carry = r_n * (e_is_exp ? last : ptx::exp2_approx(last));
+#pragma unroll
+  for (int w = 0; w < kChunk / kSub; ++w) carry += col_sums[w * K + c];
+#pragma unroll
+  for (int later = kParts - 1; later > 0; --later)
+    if (later > part) carry += totals[later * K + c];
+  const long long stride = (long long)p.H * K;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int t = part * kRows + r;
+    if (n * kChunk + t < p.T) dg[t * stride + c] = suffix[r] + carry;
+  }
+}
+
+}  // namespace overlap::cuda::gla_backward_kernel

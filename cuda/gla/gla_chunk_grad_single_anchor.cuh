@@ -1,0 +1,159 @@
+#pragma once
+// gla backward, pass 3, the single-anchor path (gla_chunk_grad_kernel.cuh): for chunks whose
+// gates decay no channel by more than 2^-96 (every chunk at the usual gate strengths). With
+// E = 2^b (b the in-chunk cumulative log2-gate, so 2^-96 <= E <= 1) every decay factor splits at
+// the chunk's start, D_{t,j} = E_t / E_j, and each sum is one tensor-core GEMM of operands decayed
+// once per element: q~ = q E and k~ = k / E (bf16, at most 2^96 |k|, in range), written over q
+// and k; E is written over b, and dS_n's rows are scaled by E_last (dSe = diag(E_last) dS_n):
+//   A     = s q~ k~^T                          (j <= t)
+//   dq_t  = E_t [ s (S_n do_t) + sum_{j<t} dA_{t,j} k~_j ]      + dA_{t,t} k_t
+//   dk_j  = [ (dSe v_j) + sum_{t>j} dA_{t,j} q~_t ] / E_j       + dA_{j,j} q_j
+//   dv_j  = sum_{t>=j} A_{t,j} do_t + dSe^T k~_j
+// The warps keep the bracketed sums (acc): q~ acc and k~ acc are q dq and k dk without the self
+// pairs, and a pair (t, j) reaches both as the same product of the same rounded q~_t, k~_j, so
+// their sums over a chunk cancel as they should (gla_backward_common.cuh).
+#include "gla/gla_chunk_grad_parts.cuh"
+
+namespace overlap::cuda::gla_backward_kernel::single_anchor {
+
+// Below this (log2 units) some channel of the chunk decays by more than 2^-96: the anchored path.
+constexpr float kMinLastGate = -96.f;
+
+// All threads: q <- q 2^b, k <- k 2^-b (bf16), b <- 2^b (fp32), in place.
+template <int K, int V>
+__device__ void decay_operands(unsigned char* smem) {
+  using L = ChunkGradLayout<K, V>;
+  bf16* q = reinterpret_cast<bf16*>(smem + L::kQ);
+  bf16* k = reinterpret_cast<bf16*>(smem + L::kK);
+  float* b = reinterpret_cast<float*>(smem + L::kB);
+  for (int idx = threadIdx.x; idx < kChunk * K / 2; idx += kChunkGradThreads) {
+    const int t = idx / (K / 2), c = (idx % (K / 2)) * 2;
+    const float2 bt = *reinterpret_cast<const float2*>(b + t * L::kBLd + c);
+    const float e0 = ptx::exp2_approx(bt.x), e1 = ptx::exp2_approx(bt.y);
+    const float i0 = ptx::exp2_approx(-bt.x), i1 = ptx::exp2_approx(-bt.y);
+    std::uint32_t* qp = reinterpret_cast<std::uint32_t*>(q + t * L::kQkLd + c);
+    std::uint32_t* kp = reinterpret_cast<std::uint32_t*>(k + t * L::kQkLd + c);
+    const float2 qv = ptx::unpack_bf16(*qp), kv = ptx::unpack_bf16(*kp);
+    *qp = ptx::pack_bf16(qv.x * e0, qv.y * e1);
+    *kp = ptx::pack_bf16(kv.x * i0, kv.y * i1);
+    *reinterpret_cast<float2*>(b + t * L::kBLd + c) = make_float2(e0, e1);
+  }
+}
+
+// All threads, after decay_operands: dS_n's row c *= E_last[c].
+template <int K, int V>
+__device__ void scale_state_grad(unsigned char* smem) {
+  using L = ChunkGradLayout<K, V>;
+  bf16* dS = reinterpret_cast<bf16*>(smem + L::kDS);
+  const float* e_last = reinterpret_cast<const float*>(smem + L::kB) + (kChunk - 1) * L::kBLd;
+  for (int idx = threadIdx.x; idx < K * V / 2; idx += kChunkGradThreads) {
+    const int r = idx / (V / 2), c = (idx % (V / 2)) * 2;
+    std::uint32_t* x = reinterpret_cast<std::uint32_t*>(dS + r * L::kVLd + c);
+    const float2 v = ptx::unpack_bf16(*x);
+    *x = ptx::pack_bf16(v.x * e_last[r], v.y * e_last[r]);
+  }
+}
+
+// Phase A, warps 4-7: A = s q~ k~^T for rows i0..i0+15, masked to j <= t, zero right of it.
+template <int K, int V>
+__device__ void form_A(unsigned char* smem, int i0, float scale) {
+  using L = ChunkGradLayout<K, V>;
+  const bf16* q = reinterpret_cast<const bf16*>(smem + L::kQ);
+  const bf16* k = reinterpret_cast<const bf16*>(smem + L::kK);
+  bf16* A = reinterpret_cast<bf16*>(smem + L::kA);
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  float acc[kChunk / 8][4] = {};
+  causal_rows_product<K>(acc, q, k, L::kQkLd, i0);
+#pragma unroll
+  for (int nt = 0; nt < kChunk / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; e += 2) {
+      const int t = i0 + gq + (e >> 1) * 8, j = nt * 8 + 2 * tq;
+      *reinterpret_cast<std::uint32_t*>(A + t * L::kCLd + j) = ptx::pack_bf16(
+          j <= t ? scale * acc[nt][e] : 0.f, j + 1 <= t ? scale * acc[nt][e + 1] : 0.f);
+    }
+}
+
+// Phase B, warps 0-3: dq's bracket for rows i0..i0+15: s (S_n do_t) + sum_{j<t} dA_{t,j} k~_j,
+// over the key blocks up to the diagonal one (dA's bf16 copy is zero on and right of the
+// diagonal; the self pairs come back when stored).
+template <int K, int V>
+__device__ void form_dq(float (&acc)[K / 8][4], unsigned char* smem, int i0, float scale) {
+  using L = ChunkGradLayout<K, V>;
+  const bf16* k = reinterpret_cast<const bf16*>(smem + L::kK);
+  const bf16* d_o = reinterpret_cast<const bf16*>(smem + L::kDo);
+  const bf16* Sn = reinterpret_cast<const bf16*>(smem + L::kSn);
+  const bf16* dA = reinterpret_cast<const bf16*>(smem + L::kDA);
+  rows_times_state_t<K, V>(acc, d_o, Sn, i0);
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[nt][e] *= scale;
+  for (int jc = 0; jc <= i0; jc += 16) {
+    std::uint32_t a[4];
+    a_rows(a, dA, L::kCLd, i0, jc);
+#pragma unroll
+    for (int np = 0; np < K / 16; ++np) {
+      std::uint32_t bf[4];
+      b_rows(bf, k, L::kQkLd, np * 16, jc);
+      mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
+    }
+  }
+}
+
+// Phase B, warps 4-7: dk's bracket for rows j0..j0+15: (dSe v_j) + sum_{t>j} dA_{t,j} q~_t, and
+// col_sum[c] = sum over its rows of k~_j (dSe v_j)[c] (k_j dk^inter_j, gla_backward_common.cuh).
+template <int K, int V>
+__device__ void form_dk(float (&acc)[K / 8][4], unsigned char* smem, int j0, float* col_sum) {
+  using L = ChunkGradLayout<K, V>;
+  const bf16* q = reinterpret_cast<const bf16*>(smem + L::kQ);
+  const bf16* k = reinterpret_cast<const bf16*>(smem + L::kK);
+  const bf16* v = reinterpret_cast<const bf16*>(smem + L::kV);
+  const bf16* dS = reinterpret_cast<const bf16*>(smem + L::kDS);
+  const bf16* dA = reinterpret_cast<const bf16*>(smem + L::kDA);
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  rows_times_state_t<K, V>(acc, v, dS, j0);
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+    for (int col = 0; col < 2; ++col) {
+      const int c = nt * 8 + 2 * tq + col;
+      float sum = __bfloat162float(k[(j0 + gq) * L::kQkLd + c]) * acc[nt][col] +
+                  __bfloat162float(k[(j0 + gq + 8) * L::kQkLd + c]) * acc[nt][2 + col];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 4);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 8);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 16);
+      if (gq == 0) col_sum[c] = sum;
+    }
+  for (int tc = j0; tc < kChunk; tc += 16) {
+    std::uint32_t a[4];
+    a_cols(a, dA, L::kCLd, j0, tc);
+#pragma unroll
+    for (int np = 0; np < K / 16; ++np) {
+      std::uint32_t bf[4];
+      b_rows(bf, q, L::kQkLd, np * 16, tc);
+      mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
+    }
+  }
+}
+
+// Phase D, second part: dv rows j0..j0+15, columns v0.. += dSe^T k~_j.
+template <int K, int V>
+__device__ void dv_from_state(float (&acc)[V / 16][4], unsigned char* smem, int j0, int v0) {
+  using L = ChunkGradLayout<K, V>;
+  const bf16* k = reinterpret_cast<const bf16*>(smem + L::kK);
+  const bf16* dS = reinterpret_cast<const bf16*>(smem + L::kDS);
+#pragma unroll
+  for (int kc = 0; kc < K; kc += 16) {
+    std::uint32_t a[4];
+    a_rows(a, k, L::kQkLd, j0, kc);
+#pragma unroll
+    for (int np = 0; np < V / 32; ++np) {
+      std::uint32_t bf[4];
+      b_rows(bf, dS, L::kVLd, v0 + np * 16, kc);
+      mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
+    }
+  }
+}
+
+}  // namespace overlap::cuda::gla_backward_kernel::single_anchor
