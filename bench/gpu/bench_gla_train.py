@@ -94,17 +94,20 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--pad-us", type=float, default=200)
     ap.add_argument("--shapes", default=None, help="B,T,H,K,V;... (default: issue 18's two)")
+    ap.add_argument("--no-peers", action="store_true", help="skip chunk_gla (e.g. under ncu)")
+    ap.add_argument("--profile", action="store_true", help="also print per-kernel times of one call of each row")
     add_flush_argument(ap)
     args = ap.parse_args()
 
     lib = OverlapLib(args.lib)
-    try:
-        from fla.ops.gla import chunk_gla
-        import fla
-        extra = {"fla": fla.__version__}
-    except Exception as e:  # the peer is reported as missing, never silently skipped
-        print(f"flash-linear-attention not importable: {e!r}", file=sys.stderr)
-        chunk_gla, extra = None, {}
+    chunk_gla, extra = None, {}
+    if not args.no_peers:
+        try:
+            from fla.ops.gla import chunk_gla
+            import fla
+            extra = {"fla": fla.__version__}
+        except Exception as e:  # the peer is reported as missing, never silently skipped
+            print(f"flash-linear-attention not importable: {e!r}", file=sys.stderr)
     flush, bw, rate, report = start_report(args.flush, **extra)
     shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split(",")) for s in args.shapes.split(";")]
 
@@ -166,6 +169,8 @@ def main():
         else:
             timed += [(both, ours_fwd_bwd), (ours, ours_bwd)]
         clocks = time_rows(timed, INPUT_SETS, args.reps, args.warmup, flush, args.pad_us)
+        if args.profile:
+            entry["kernels"] = {row["name"]: profile_kernels(lambda: fn(0)) for row, fn in timed}
         entry["rows"] = [row for row, _ in timed] + ([ours, both] if "error" in ours else [])
         if clocks:
             entry["clocks"] = clocks
@@ -177,6 +182,18 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)
+
+
+def profile_kernels(fn):
+    """[(kernel name, device ms)] of one call of fn (torch profiler), longest first."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    kernels = [(e.key, e.device_time_total / 1e3) for e in prof.key_averages() if e.device_time_total > 0]
+    return sorted(kernels, key=lambda x: -x[1])
 
 
 def print_table(entry):
@@ -201,6 +218,8 @@ def print_table(entry):
         print(f"| {r['name']} | {ms:.3f} [{r['min_ms']:.3f}, {r['max_ms']:.3f}] | {ms / entry['floor_ms']:.2f} | "
               f"{f(fla_both / ms if fla_both else None)} | {f(fla_bwd / ms if fla_bwd else None)} | {err_text} |",
               flush=True)
+    for name, kernels in entry.get("kernels", {}).items():
+        print(f"  {name}: " + "; ".join(f"{k[:50]} {ms:.3f} ms" for k, ms in kernels[:6]))
 
 
 if __name__ == "__main__":

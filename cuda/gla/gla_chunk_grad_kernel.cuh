@@ -54,7 +54,6 @@ __global__ void __launch_bounds__(kChunkGradThreads, 1) gla_chunk_grad_kernel(co
   if (mild) {
     single_anchor::decay_operands<K, V>(smem);
     __syncthreads();
-    single_anchor::scale_state_grad<K, V>(smem);
     if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
     else single_anchor::form_A<K, V>(smem, rows0, p.scale);
     __syncthreads();

@@ -31,7 +31,9 @@ struct ChunkGradLayout {
   static_assert(kDg + kChunk * kDgLd * 4 <= kReusedEnd, "q dq - k dk must fit where S_n, v and dA were");
   static constexpr int kTotals = kReusedEnd;
   static constexpr int kColSums = kTotals + kChunkGradThreads * 4;  // per dk warp: sum_j k_j * dk^inter_j
-  static constexpr int kBytes = kColSums + (kChunk / kSub) * K * 4;
+  // Single-anchor path: k 2^{b_last - b}, bf16 (the A operand of dv's inter-chunk GEMM).
+  static constexpr int kKF = kColSums + (kChunk / kSub) * K * 4;
+  static constexpr int kBytes = kKF + kChunk * kQkLd * 2;
 };
 
 

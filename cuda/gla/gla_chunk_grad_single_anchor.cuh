@@ -4,11 +4,11 @@
 // E = 2^b (b the in-chunk cumulative log2-gate, so 2^-96 <= E <= 1) every decay factor splits at
 // the chunk's start, D_{t,j} = E_t / E_j, and each sum is one tensor-core GEMM of operands decayed
 // once per element: q~ = q E and k~ = k / E (bf16, at most 2^96 |k|, in range), written over q
-// and k; E is written over b, and dS_n's rows are scaled by E_last (dSe = diag(E_last) dS_n):
+// and k, and kF = k E_last / E; E is written over b:
 //   A     = s q~ k~^T                          (j <= t)
-//   dq_t  = E_t [ s (S_n do_t) + sum_{j<t} dA_{t,j} k~_j ]      + dA_{t,t} k_t
-//   dk_j  = [ (dSe v_j) + sum_{t>j} dA_{t,j} q~_t ] / E_j       + dA_{j,j} q_j
-//   dv_j  = sum_{t>=j} A_{t,j} do_t + dSe^T k~_j
+//   dq_t  = E_t [ s (S_n do_t) + sum_{j<t} dA_{t,j} k~_j ]              + dA_{t,t} k_t
+//   dk_j  = [ E_last (dS_n v_j) + sum_{t>j} dA_{t,j} q~_t ] / E_j       + dA_{j,j} q_j
+//   dv_j  = sum_{t>=j} A_{t,j} do_t + dS_n^T kF_j
 // The warps keep the bracketed sums (acc): q~ acc and k~ acc are q dq and k dk without the self
 // pairs, and a pair (t, j) reaches both as the same product of the same rounded q~_t, k~_j, so
 // their sums over a chunk cancel as they should (gla_backward_common.cuh).
@@ -19,38 +19,34 @@ namespace overlap::cuda::gla_backward_kernel::single_anchor {
 // Below this (log2 units) some channel of the chunk decays by more than 2^-96: the anchored path.
 constexpr float kMinLastGate = -96.f;
 
-// All threads: q <- q 2^b, k <- k 2^-b (bf16), b <- 2^b (fp32), in place.
+// All threads: q <- q 2^b, k <- k 2^-b (bf16, in place), kF = k 2^{b_last - b} (bf16), then
+// b <- 2^b (fp32, in place).
 template <int K, int V>
 __device__ void decay_operands(unsigned char* smem) {
   using L = ChunkGradLayout<K, V>;
   bf16* q = reinterpret_cast<bf16*>(smem + L::kQ);
   bf16* k = reinterpret_cast<bf16*>(smem + L::kK);
+  bf16* kf = reinterpret_cast<bf16*>(smem + L::kKF);
   float* b = reinterpret_cast<float*>(smem + L::kB);
+  const float* b_last = b + (kChunk - 1) * L::kBLd;
   for (int idx = threadIdx.x; idx < kChunk * K / 2; idx += kChunkGradThreads) {
     const int t = idx / (K / 2), c = (idx % (K / 2)) * 2;
     const float2 bt = *reinterpret_cast<const float2*>(b + t * L::kBLd + c);
-    const float e0 = ptx::exp2_approx(bt.x), e1 = ptx::exp2_approx(bt.y);
-    const float i0 = ptx::exp2_approx(-bt.x), i1 = ptx::exp2_approx(-bt.y);
+    const float2 bl = *reinterpret_cast<const float2*>(b_last + c);
     std::uint32_t* qp = reinterpret_cast<std::uint32_t*>(q + t * L::kQkLd + c);
     std::uint32_t* kp = reinterpret_cast<std::uint32_t*>(k + t * L::kQkLd + c);
     const float2 qv = ptx::unpack_bf16(*qp), kv = ptx::unpack_bf16(*kp);
-    *qp = ptx::pack_bf16(qv.x * e0, qv.y * e1);
-    *kp = ptx::pack_bf16(kv.x * i0, kv.y * i1);
-    *reinterpret_cast<float2*>(b + t * L::kBLd + c) = make_float2(e0, e1);
+    *qp = ptx::pack_bf16(qv.x * ptx::exp2_approx(bt.x), qv.y * ptx::exp2_approx(bt.y));
+    *kp = ptx::pack_bf16(kv.x * ptx::exp2_approx(-bt.x), kv.y * ptx::exp2_approx(-bt.y));
+    *reinterpret_cast<std::uint32_t*>(kf + t * L::kQkLd + c) =
+        ptx::pack_bf16(kv.x * ptx::exp2_approx(bl.x - bt.x), kv.y * ptx::exp2_approx(bl.y - bt.y));
   }
-}
-
-// All threads, after decay_operands: dS_n's row c *= E_last[c].
-template <int K, int V>
-__device__ void scale_state_grad(unsigned char* smem) {
-  using L = ChunkGradLayout<K, V>;
-  bf16* dS = reinterpret_cast<bf16*>(smem + L::kDS);
-  const float* e_last = reinterpret_cast<const float*>(smem + L::kB) + (kChunk - 1) * L::kBLd;
-  for (int idx = threadIdx.x; idx < K * V / 2; idx += kChunkGradThreads) {
-    const int r = idx / (V / 2), c = (idx % (V / 2)) * 2;
-    std::uint32_t* x = reinterpret_cast<std::uint32_t*>(dS + r * L::kVLd + c);
-    const float2 v = ptx::unpack_bf16(*x);
-    *x = ptx::pack_bf16(v.x * e_last[r], v.y * e_last[r]);
+  __syncthreads();  // every b_last read
+  for (int idx = threadIdx.x; idx < kChunk * K / 2; idx += kChunkGradThreads) {
+    const int t = idx / (K / 2), c = (idx % (K / 2)) * 2;
+    float2* bt = reinterpret_cast<float2*>(b + t * L::kBLd + c);
+    const float2 x = *bt;
+    *bt = make_float2(ptx::exp2_approx(x.x), ptx::exp2_approx(x.y));
   }
 }
 
@@ -101,8 +97,9 @@ __device__ void form_dq(float (&acc)[K / 8][4], unsigned char* smem, int i0, flo
   }
 }
 
-// Phase B, warps 4-7: dk's bracket for rows j0..j0+15: (dSe v_j) + sum_{t>j} dA_{t,j} q~_t, and
-// col_sum[c] = sum over its rows of k~_j (dSe v_j)[c] (k_j dk^inter_j, gla_backward_common.cuh).
+// Phase B, warps 4-7: dk's bracket for rows j0..j0+15: E_last (dS_n v_j) + sum_{t>j} dA_{t,j} q~_t,
+// and col_sum[c] = sum over its rows of k~_j E_last (dS_n v_j)[c] (k_j dk^inter_j,
+// gla_backward_common.cuh).
 template <int K, int V>
 __device__ void form_dk(float (&acc)[K / 8][4], unsigned char* smem, int j0, float* col_sum) {
   using L = ChunkGradLayout<K, V>;
@@ -112,12 +109,15 @@ __device__ void form_dk(float (&acc)[K / 8][4], unsigned char* smem, int j0, flo
   const bf16* dS = reinterpret_cast<const bf16*>(smem + L::kDS);
   const bf16* dA = reinterpret_cast<const bf16*>(smem + L::kDA);
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  const float* e_last = reinterpret_cast<const float*>(smem + L::kB) + (kChunk - 1) * L::kBLd;
   rows_times_state_t<K, V>(acc, v, dS, j0);
 #pragma unroll
   for (int nt = 0; nt < K / 8; ++nt)
 #pragma unroll
     for (int col = 0; col < 2; ++col) {
       const int c = nt * 8 + 2 * tq + col;
+      acc[nt][col] *= e_last[c];
+      acc[nt][2 + col] *= e_last[c];
       float sum = __bfloat162float(k[(j0 + gq) * L::kQkLd + c]) * acc[nt][col] +
                   __bfloat162float(k[(j0 + gq + 8) * L::kQkLd + c]) * acc[nt][2 + col];
       sum += __shfl_xor_sync(0xffffffffu, sum, 4);
@@ -137,16 +137,16 @@ __device__ void form_dk(float (&acc)[K / 8][4], unsigned char* smem, int j0, flo
   }
 }
 
-// Phase D, second part: dv rows j0..j0+15, columns v0.. += dSe^T k~_j.
+// Phase D, second part: dv rows j0..j0+15, columns v0.. += dS_n^T kF_j.
 template <int K, int V>
 __device__ void dv_from_state(float (&acc)[V / 16][4], unsigned char* smem, int j0, int v0) {
   using L = ChunkGradLayout<K, V>;
-  const bf16* k = reinterpret_cast<const bf16*>(smem + L::kK);
+  const bf16* kf = reinterpret_cast<const bf16*>(smem + L::kKF);
   const bf16* dS = reinterpret_cast<const bf16*>(smem + L::kDS);
 #pragma unroll
   for (int kc = 0; kc < K; kc += 16) {
     std::uint32_t a[4];
-    a_rows(a, k, L::kQkLd, j0, kc);
+    a_rows(a, kf, L::kQkLd, j0, kc);
 #pragma unroll
     for (int np = 0; np < V / 32; ++np) {
       std::uint32_t bf[4];

@@ -141,25 +141,20 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
   const double C = kChunk, kc = K / 16, vc = V / 16, elems = K / 8 * 4;
   std::vector<Step> steps;
   cumsum_phase(steps, K);
-  {  // q <- q 2^b, k <- k 2^-b, b <- 2^b in place: per lane C K / 512 steps of 4 MUFU, ~8 FP32,
-     // LDS.64 + 2 LDS.32 + STS.64 + 2 STS.32.
+  {  // q <- q 2^b, k <- k 2^-b in place and kF = k 2^{b_last - b}: per lane C K / 512 steps of
+     // 6 MUFU, ~10 FP32, 2 LDS.64 + 2 LDS.32 + 3 STS.32; then b <- 2^b (2 MUFU, LDS.64 + STS.64).
     std::vector<WarpWork> w(warps);
     for (auto& x : w) {
       const double steps_per_lane = C * K / 2 / (32 * warps);
-      x.mufu += 4 * steps_per_lane;
-      x.alu += 8 * steps_per_lane;
-      x.smem += steps_per_lane * (2 * 256 + 4 * kLds32Bytes);
+      x.mufu += 8 * steps_per_lane;
+      x.alu += 12 * steps_per_lane;
+      x.smem += steps_per_lane * (4 * 256 + 5 * kLds32Bytes);
     }
     add_phase(steps, w, true, TensorPath::WarpMma, "decay q, k");
   }
-  {  // Phase A. All: dS_n rows times E_last (K V / 2 pairs: LDS.32, LDS of E, STS.32, 4 FP32).
-     // Warps 0-3: dA = s do v^T up to the diagonal; warps 4-7: A = s q~ k~^T up to the diagonal.
+  {  // Phase A. Warps 0-3: dA = s do v^T up to the diagonal; warps 4-7: A = s q~ k~^T up to the
+     // diagonal.
     std::vector<WarpWork> w(warps);
-    for (int i = 0; i < warps; ++i) {
-      const double pairs = K * V / 2 / (32 * warps);
-      w[i].smem += pairs * 3 * kLds32Bytes;
-      w[i].alu += pairs * 4;
-    }
     for (int o = 0; o < 4; ++o) {
       WarpWork& x = w[o];
       x.smem += vc * (1 + (o + 1)) * kLdsm4Bytes + (16 + 8) * kLds32Bytes;
@@ -185,12 +180,13 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
         x.mma += (vc + blocks) * K / 8;
         x.alu += elems * (role == 0 ? 1 : 0) + elems * 4;
         x.smem += elems * 2 * kLds32Bytes / 2;
-        if (role == 1) x.mufu += elems, x.alu += K / 4 * 7, x.smem += K / 4 * 2 * kLds32Bytes;
+        // dk: the division (MUFU.RCP), E_last on the inter-chunk part, the column sums.
+        if (role == 1) x.mufu += elems, x.alu += elems + K / 4 * 7, x.smem += K / 4 * 3 * kLds32Bytes;
       }
     add_phase(steps, w, false, TensorPath::WarpMma, "dq, dk");
   }
   dg_phase(steps, K);
-  {  // Phase D: A^T do, then k~ (dSe) through ldmatrix (kc x (1 + V/32), kc V/16 mma).
+  {  // Phase D: A^T do, then kF dS_n through ldmatrix (kc x (1 + V/32), kc V/16 mma).
     std::vector<WarpWork> w(warps);
     for (int i = 0; i < warps; ++i) {
       dv_from_A(w[i], i, V);
@@ -212,10 +208,10 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
   k.threads_per_cta = 256;
   k.regs_per_cta = regs_for_warps(8, chunk_grad_regs(d.K, d.V));
   // ChunkGradLayout: q, k, do, 2^b, dS_n, A, then S_n, v, dA, dA's diagonal blocks (reused for
-  // q dq - k dk), scan totals, column sums.
+  // q dq - k dk), scan totals, column sums, kF.
   k.smem_bytes = std::int64_t(2 * C * (K + 8) * 2 + C * (V + 8) * 2 + C * (K + 4) * 4 + K * (V + 8) * 2 +
                               C * (C + 8) * 2 + K * (V + 8) * 2 + C * (V + 8) * 2 + C * (C + 8) * 2 +
-                              4 * kSub * kSub * 4 + 256 * 4 + 4 * K * 4);
+                              4 * kSub * kSub * 4 + 256 * 4 + 4 * K * 4 + C * (K + 8) * 2);
   TileLoop loop;
   loop.tiles = 1;
   loop.loads = {load(C * K * 2, 1.0, engine, "load q"),       load(C * K * 2, 1.0, engine, "load k"),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One GPU session for the gla kernels, in one call: build, GPU tests, compute-sanitizer on
 # small shapes, then the benchmark beside its peers. Logs go to $OUT (or out/).
-#   bash tools/device/gla_run.sh [tests|bench|train|tests_train|ncu|all|all_ncu|ncu_pp|tests_ncu_pp]
-# (train: the forward + backward benchmark, bench/gpu/bench_gla_train.py)
+#   bash tools/device/gla_run.sh [tests|bench|train|tests_train|ncu|all|all_ncu|ncu_pp|tests_ncu_pp|ncu_bwd]
+# (train: the forward + backward benchmark, bench/gpu/bench_gla_train.py; ncu_bwd: Nsight Compute
+# on the backward's kernels at NCU_SHAPE, default 8,4096,16,128,128)
 # Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
 # SANITIZER_TIMEOUT, BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_gla.py or bench_gla_train.py arguments),
 # BENCH2_ARGS (a second benchmark pass, other arguments), NCU_SHAPE / NCU_VARIANT (ncu_pp),
@@ -81,5 +82,16 @@ if [[ $what == ncu_pp || $what == tests_ncu_pp ]]; then
   timeout 150 ncu --kernel-name regex:gla_pingpong --launch-skip 1 --launch-count 1 --section SourceCounters \
     --section WarpStateStats --page source --print-source sass --csv python3 $bench >"$OUT/ncu_sass.csv" 2>&1
   echo "ncu source: exit $? ($(wc -l <"$OUT/ncu_sass.csv") lines)"
+fi
+if [[ $what == ncu_bwd ]]; then
+  shape=${NCU_SHAPE:-8,4096,16,128,128}
+  timeout 300 ncu --kernel-name regex:'gla_chunk_grad|gla_state_grad|gla_chunk_kernel' --launch-count 3 \
+    --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section InstructionStats \
+    python3 bench/gpu/bench_gla_train.py --lib "$B/cuda/gla/liboverlap_gla_capi.so" --no-peers --reps 1 --warmup 0 \
+    --shapes "$shape" >"$OUT/ncu_bwd_${shape//,/_}.txt" 2>&1
+  echo "ncu backward: exit $?"
+  grep -E "^  [a-z_]+.*\(|Duration|Registers Per|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Achieved Occupancy|Throughput" \
+    "$OUT/ncu_bwd_${shape//,/_}.txt" | head -60
 fi
 exit $status
