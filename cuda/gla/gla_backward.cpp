@@ -9,24 +9,22 @@
 
 #include "core/error.hpp"
 #include "gla/gla_backward_launch.hpp"
-#include "gla/gla_launch.hpp"
 
 namespace overlap::cuda {
 namespace {
 
 constexpr std::int64_t kChunk = 64;
 
-// The workspace's arrays, each 256-byte aligned.
+// The workspace: S_n and dS_n for every chunk, bf16, the second 256-byte aligned.
 struct WorkspaceLayout {
-  std::size_t states = 0, dstates = 0, r_n = 0, bytes = 0;
+  std::size_t states = 0, dstates = 0, bytes = 0;
   explicit WorkspaceLayout(const gla::GlaShape& s) {
     const auto align = [](std::size_t x) { return (x + 255) / 256 * 256; };
     const std::size_t chunks = static_cast<std::size_t>((s.T + kChunk - 1) / kChunk);
-    const std::size_t bh = static_cast<std::size_t>(s.B * s.H), kv = static_cast<std::size_t>(s.K * s.V);
-    const std::size_t state_array = align(bh * chunks * kv * 2);
+    const std::size_t state_array =
+        align(static_cast<std::size_t>(s.B * s.H) * chunks * static_cast<std::size_t>(s.K * s.V) * 2);
     dstates = state_array;
-    r_n = dstates + state_array;
-    bytes = r_n + align(bh * chunks * static_cast<std::size_t>(s.V / 64 * s.K) * 4);
+    bytes = 2 * state_array;
   }
 };
 
@@ -83,44 +81,29 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
   if (!scratch) check_cuda(cudaMallocAsync(&scratch, ws.bytes, cs), "workspace allocation", v);
   auto* base = static_cast<unsigned char*>(scratch);
 
-  gla_launch::Problem fwd{};
-  fwd.q = a.q;
-  fwd.k = a.k;
-  fwd.v = a.v;
-  fwd.g = a.g;
-  fwd.h0 = s.has_h0 ? a.h0 : nullptr;
-  fwd.hT = nullptr;
-  fwd.states = base + ws.states;
-  fwd.B = static_cast<int>(s.B);
-  fwd.T = static_cast<int>(s.T);
-  fwd.H = static_cast<int>(s.H);
-  fwd.K = static_cast<int>(s.K);
-  fwd.V = static_cast<int>(s.V);
-  fwd.scale = scale;
-
   gla_backward_launch::Problem p{};
   p.q = a.q;
   p.k = a.k;
   p.v = a.v;
   p.g = a.g;
   p.do_ = a.do_;
+  p.h0 = s.has_h0 ? a.h0 : nullptr;
   p.dhT = s.want_hT ? a.dhT : nullptr;
   p.states = base + ws.states;
   p.dstates = base + ws.dstates;
-  p.r_n = reinterpret_cast<float*>(base + ws.r_n);
   p.dq = a.dq;
   p.dk = a.dk;
   p.dv = a.dv;
   p.dg = a.dg;
   p.dh0 = s.has_h0 ? a.dh0 : nullptr;
-  p.B = fwd.B;
-  p.T = fwd.T;
-  p.H = fwd.H;
-  p.K = fwd.K;
-  p.V = fwd.V;
+  p.B = static_cast<int>(s.B);
+  p.T = static_cast<int>(s.T);
+  p.H = static_cast<int>(s.H);
+  p.K = static_cast<int>(s.K);
+  p.V = static_cast<int>(s.V);
   p.scale = scale;
 
-  int launched = gla_launch::states(fwd, stream);
+  int launched = gla_backward_launch::states(p, stream);
   if (launched == cudaSuccess) launched = gla_backward_launch::state_grads(p, stream);
   if (launched == cudaSuccess) launched = gla_backward_launch::chunk_grads(p, stream);
   if (!a.workspace) check_cuda(cudaFreeAsync(scratch, cs), "workspace release", v);

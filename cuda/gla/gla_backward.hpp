@@ -21,9 +21,9 @@ struct CUstream_st;
 namespace overlap::cuda {
 
 // How the backward gets the chunk states S_n and their gradients dS_n:
-//   materialized  three passes: the forward's state pass writes every S_n, a backward walk
-//                 writes every dS_n (both bf16 in the workspace), and one CTA per chunk forms
-//                 dq, dk, dv, dg from them (cuda/gla/gla_backward_common.cuh).
+//   materialized  three passes: a forward walk writes every S_n, a backward walk every dS_n
+//                 (both bf16 in the workspace), and one CTA per chunk forms dq, dk, dv, dg from
+//                 them (cuda/gla/gla_backward_common.cuh).
 enum class GlaBackwardVariant { Materialized };
 
 const std::vector<GlaBackwardVariant>& all_gla_backward_variants();

@@ -4,10 +4,9 @@
 //
 // The backward runs in three passes over 64-token chunks (ref/gla/chunked_backward.cpp is the
 // same algorithm in fp32 on the CPU):
-//   1. states      the forward's state pass (gla_chunk_kernel.cuh, Pass::States): S_n entering
-//                  every chunk, bf16;
-//   2. state grads per (b, h, 64 V columns), the chunks walked backwards: dS_n = dL/dS at the
-//                  end of chunk n (bf16), dh0, and R_n for the gates (below);
+//   1. states      the chunks walked forwards (gla_state_walk_kernel.cuh): S_n entering every
+//                  chunk, bf16;
+//   2. state grads the same walk backwards: dS_n = dL/dS at the end of chunk n (bf16), and dh0;
 //   3. chunk grads one CTA per (b, h, chunk), all chunks at once: dq, dk, dv and dg from the
 //                  chunk's q, k, v, g, do, S_n and dS_n.
 //
@@ -17,7 +16,7 @@
 // inter-chunk terms cancel against the later chunks' state. The kernels keep only what does not
 // cancel. For t in chunk n (b the in-chunk cumulative log2-gate, b_last its last row):
 //   dg_t = 2^{b_last} R_n + sum_{u >= t} (q_u * dq_u - k_u * dk_u) + sum_{j in chunk} k_j * dk^inter_j
-// with R_n = rowsum(dS_n * S_n) (pass 2), dk^inter_j = 2^{b_last - b_j} (dS_n v_j), and the
+// with R_n = rowsum(dS_n * S_n) (pass 3, from the bf16 copies), dk^inter_j = 2^{b_last - b_j} (dS_n v_j), and the
 // self pairs (u = j) left out of both dq_u and dk_u in the sum (they cancel exactly). What is
 // left cancels only between pairs inside the chunk, which pass 3 forms with the same rounding
 // on both sides (gla_chunk_grad_kernel.cuh): no scan across chunks, and dg exactly 0 where it
@@ -35,7 +34,6 @@ namespace ptx = overlap::cuda::ptx;
 
 constexpr int kChunk = 64;
 constexpr int kSub = 16;         // rows per anchoring sub-chunk = one mma row tile
-constexpr int kStateBlockV = 64;  // V columns per CTA of the state-grad pass
 
 struct Params {
   const bf16* q;      // [B,T,H,K]
@@ -43,10 +41,10 @@ struct Params {
   const bf16* v;      // [B,T,H,V]
   const float* g;     // [B,T,H,K]
   const bf16* do_;    // [B,T,H,V]
+  const float* h0;    // [B,H,K,V] or null (a zero initial state)
   const float* dhT;   // [B,H,K,V] or null (no gradient into hT)
-  const bf16* states;  // [B,H,NT,K,V]: S_n entering chunk n (pass 1)
-  bf16* dstates;       // [B,H,NT,K,V]: dL/dS at the end of chunk n (pass 2)
-  float* r_n;          // [B,H,NT,V/64,K]: R_n = rowsum(dS_n * S_n) over one V block (pass 2)
+  bf16* states;       // [B,H,NT,K,V]: S_n entering chunk n (pass 1)
+  bf16* dstates;      // [B,H,NT,K,V]: dL/dS at the end of chunk n (pass 2)
   bf16* dq;            // [B,T,H,K]
   bf16* dk;            // [B,T,H,K]
   bf16* dv;            // [B,T,H,V]
@@ -96,9 +94,8 @@ __device__ __forceinline__ void mma_pair(float (&d0)[4], float (&d1)[4], const s
 struct Slice {
   long long qk_row0;  // (b, t=0, h, 0) in q, k, g, dq, dk, dg
   long long v_row0;   // (b, t=0, h, 0) in v, do, dv
-  long long state0;   // (b, h, 0, 0) in dhT, dh0
+  long long state0;   // (b, h, 0, 0) in h0, dhT, dh0
   long long states0;  // (b, h, n=0, 0, 0) in states, dstates
-  long long r_n0;     // (b, h, n=0, 0, 0) in r_n
 };
 
 template <int K>
@@ -108,7 +105,6 @@ __device__ __forceinline__ Slice slice_of(const Params& p, int b, int h) {
   s.v_row0 = ((long long)b * p.T * p.H + h) * p.V;
   s.state0 = ((long long)b * p.H + h) * K * p.V;
   s.states0 = ((long long)b * p.H + h) * p.num_chunks * K * p.V;
-  s.r_n0 = ((long long)b * p.H + h) * p.num_chunks * (p.V / kStateBlockV) * K;
   return s;
 }
 

@@ -3,7 +3,7 @@
 
 #include "gla/gla_backward_launch.hpp"
 #include "gla/gla_chunk_grad_kernel.cuh"
-#include "gla/gla_state_grad_kernel.cuh"
+#include "gla/gla_state_walk_kernel.cuh"
 
 namespace overlap::cuda::gla_backward_launch {
 namespace {
@@ -17,10 +17,10 @@ kern::Params params_of(const Problem& p) {
   kp.v = static_cast<const kern::bf16*>(p.v);
   kp.g = p.g;
   kp.do_ = static_cast<const kern::bf16*>(p.do_);
+  kp.h0 = p.h0;
   kp.dhT = p.dhT;
-  kp.states = static_cast<const kern::bf16*>(p.states);
+  kp.states = static_cast<kern::bf16*>(p.states);
   kp.dstates = static_cast<kern::bf16*>(p.dstates);
-  kp.r_n = p.r_n;
   kp.dq = static_cast<kern::bf16*>(p.dq);
   kp.dk = static_cast<kern::bf16*>(p.dk);
   kp.dv = static_cast<kern::bf16*>(p.dv);
@@ -43,10 +43,10 @@ cudaError_t launch(Kernel kernel, dim3 grid, int threads, int smem, const kern::
   return cudaGetLastError();
 }
 
-template <int K>
-cudaError_t state_grads_k(const Problem& p, cudaStream_t s) {
-  return launch(kern::gla_state_grad_kernel<K>, dim3(p.V / kern::kStateBlockV, p.H, p.B), kern::kStateGradThreads,
-                kern::StateGradLayout<K>::kBytes, params_of(p), s);
+template <int K, kern::Walk W>
+cudaError_t walk(const Problem& p, cudaStream_t s) {
+  return launch(kern::gla_state_walk_kernel<K, W>, dim3((K / kern::kWalkBlock) * (p.V / kern::kWalkBlock), p.H, p.B),
+                kern::kWalkThreads, kern::WalkLayout::kBytes, params_of(p), s);
 }
 
 template <int K, int V>
@@ -58,8 +58,14 @@ cudaError_t chunk_grads_kv(const Problem& p, cudaStream_t s) {
 
 }  // namespace
 
+int states(const Problem& p, CUstream_st* stream) {
+  using kern::Walk;
+  return p.K == 64 ? walk<64, Walk::States>(p, stream) : walk<128, Walk::States>(p, stream);
+}
+
 int state_grads(const Problem& p, CUstream_st* stream) {
-  return p.K == 64 ? state_grads_k<64>(p, stream) : state_grads_k<128>(p, stream);
+  using kern::Walk;
+  return p.K == 64 ? walk<64, Walk::StateGrads>(p, stream) : walk<128, Walk::StateGrads>(p, stream);
 }
 
 int chunk_grads(const Problem& p, CUstream_st* stream) {

@@ -11,10 +11,10 @@ struct Problem {
   const void* v;
   const float* g;
   const void* do_;
+  const float* h0;    // or null
   const float* dhT;   // or null
-  const void* states;  // bf16 [B,H,NT,K,V]
-  void* dstates;       // bf16 [B,H,NT,K,V]
-  float* r_n;          // fp32 [B,H,NT,V/64,K]: rowsum(dS_n * S_n) per V block
+  void* states;   // bf16 [B,H,NT,K,V]
+  void* dstates;  // bf16 [B,H,NT,K,V]
   void* dq;
   void* dk;
   void* dv;
@@ -24,7 +24,9 @@ struct Problem {
   float scale;
 };
 
-// Pass 2: dS_n and R_n for every chunk, and dh0.
+// Pass 1: S_n for every chunk.
+int states(const Problem& p, CUstream_st* stream);
+// Pass 2: dS_n for every chunk, and dh0.
 int state_grads(const Problem& p, CUstream_st* stream);
 // Pass 3: dq, dk, dv, dg, one CTA per chunk.
 int chunk_grads(const Problem& p, CUstream_st* stream);

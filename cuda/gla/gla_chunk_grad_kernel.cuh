@@ -44,6 +44,7 @@ __global__ void __launch_bounds__(kChunkGradThreads, 1) gla_chunk_grad_kernel(co
   const bool mild = __syncthreads_and(threadIdx.x >= K || b[(kChunk - 1) * L::kBLd + threadIdx.x] >=
                                                               single_anchor::kMinLastGate);
 
+  state_dots<K, V>(smem);  // read in phase E, after several barriers
   float acc[K / 8][4] = {};
   float* col_sums = reinterpret_cast<float*>(smem + L::kColSums) + (warp % 4) * K;
   const float* diag = reinterpret_cast<const float*>(smem + L::kDAdiag) + (warp % 4) * kSub * kSub;

@@ -33,7 +33,10 @@ struct ChunkGradLayout {
   static constexpr int kColSums = kTotals + kChunkGradThreads * 4;  // per dk warp: sum_j k_j * dk^inter_j
   // Single-anchor path: k 2^{b_last - b}, bf16 (the A operand of dv's inter-chunk GEMM).
   static constexpr int kKF = kColSums + (kChunk / kSub) * K * 4;
-  static constexpr int kBytes = kKF + kChunk * kQkLd * 2;
+  static constexpr int kSelfDots = kKF + kChunk * kQkLd * 2;  // <q_t, k_t> in fp32, before decay
+  // R_n = rowsum(dS_n * S_n) in kChunkGradThreads / K partial sums per row.
+  static constexpr int kStateDots = kSelfDots + kChunk * 4;
+  static constexpr int kBytes = kStateDots + kChunkGradThreads * 4;
 };
 
 
@@ -185,6 +188,25 @@ __device__ void dv_from_A(float (&acc)[V / 16][4], unsigned char* smem, int j0, 
   }
 }
 
+// R_n = rowsum(dS_n * S_n) (gla_backward_common.cuh) in kChunkGradThreads / K parts of the
+// columns per row, from the bf16 copies in shared memory (R_n cancels against nothing).
+template <int K, int V>
+__device__ void state_dots(unsigned char* smem) {
+  using L = ChunkGradLayout<K, V>;
+  constexpr int kParts = kChunkGradThreads / K, kCols = V / kParts;
+  const bf16* Sn = reinterpret_cast<const bf16*>(smem + L::kSn);
+  const bf16* dS = reinterpret_cast<const bf16*>(smem + L::kDS);
+  const int r = threadIdx.x % K, part = threadIdx.x / K;
+  float dot = 0.f;
+#pragma unroll 4
+  for (int c = part * kCols; c < (part + 1) * kCols; c += 2) {
+    const float2 a = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(Sn + r * L::kVLd + c));
+    const float2 d = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(dS + r * L::kVLd + c));
+    dot += a.x * d.x + a.y * d.y;
+  }
+  reinterpret_cast<float*>(smem + L::kStateDots)[part * K + r] = dot;
+}
+
 // Phase E: dL/da = x dq - y dk per element without the self pairs, from the accumulators of the
 // warps serving the same rows (dq warps 0-3 and dk warps 4-7 hold them at the same fragment
 // positions; x, y are what sits where q, k were loaded: q, k, or on the single-anchor path their
@@ -225,9 +247,10 @@ __device__ void gates_grad(const Params& p, const Slice& sl, unsigned char* smem
   }
   totals[part * K + c] = run;
   __syncthreads();
-  const int v_blocks = V / kStateBlockV;
+  const float* state_dots = reinterpret_cast<const float*>(smem + L::kStateDots);
   float r_n = 0.f;
-  for (int vb = 0; vb < v_blocks; ++vb) r_n += p.r_n[sl.r_n0 + ((long long)n * v_blocks + vb) * K + c];
+#pragma unroll
+  for (int q = 0; q < kParts; ++q) r_n += state_dots[q * K + c];
   // Row C-1 of the gate array: b_last (log2 units), or 2^{b_last} once the single-anchor path
   // has replaced b by 2^b.
   const float last = reinterpret_cast<const float*>(smem + L::kB)[(kChunk - 1) * L::kBLd + c];

@@ -29,6 +29,21 @@ __device__ void decay_operands(unsigned char* smem) {
   bf16* kf = reinterpret_cast<bf16*>(smem + L::kKF);
   float* b = reinterpret_cast<float*>(smem + L::kB);
   const float* b_last = b + (kChunk - 1) * L::kBLd;
+  // <q_t, k_t> from the undecayed rows (A's diagonal: no decay, and exact here, where the decayed
+  // copies' roundings would not cancel), one row per warp at a time.
+  float* self_dots = reinterpret_cast<float*>(smem + L::kSelfDots);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  for (int t = warp; t < kChunk; t += kChunkGradWarps) {
+    float dot = 0.f;
+    for (int c = lane * 2; c < K; c += 64) {
+      const float2 qv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(q + t * L::kQkLd + c));
+      const float2 kv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(k + t * L::kQkLd + c));
+      dot += qv.x * kv.x + qv.y * kv.y;
+    }
+    for (int m = 16; m > 0; m >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, m);
+    if (lane == 0) self_dots[t] = dot;
+  }
+  __syncthreads();  // q and k are read before they are decayed in place
   for (int idx = threadIdx.x; idx < kChunk * K / 2; idx += kChunkGradThreads) {
     const int t = idx / (K / 2), c = (idx % (K / 2)) * 2;
     const float2 bt = *reinterpret_cast<const float2*>(b + t * L::kBLd + c);
@@ -50,13 +65,15 @@ __device__ void decay_operands(unsigned char* smem) {
   }
 }
 
-// Phase A, warps 4-7: A = s q~ k~^T for rows i0..i0+15, masked to j <= t, zero right of it.
+// Phase A, warps 4-7: A = s q~ k~^T for rows i0..i0+15, masked to j <= t, zero right of it; its
+// diagonal s <q_t, k_t> from the undecayed rows (decay_operands).
 template <int K, int V>
 __device__ void form_A(unsigned char* smem, int i0, float scale) {
   using L = ChunkGradLayout<K, V>;
   const bf16* q = reinterpret_cast<const bf16*>(smem + L::kQ);
   const bf16* k = reinterpret_cast<const bf16*>(smem + L::kK);
   bf16* A = reinterpret_cast<bf16*>(smem + L::kA);
+  const float* self_dots = reinterpret_cast<const float*>(smem + L::kSelfDots);
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   float acc[kChunk / 8][4] = {};
   causal_rows_product<K>(acc, q, k, L::kQkLd, i0);
@@ -65,8 +82,9 @@ __device__ void form_A(unsigned char* smem, int i0, float scale) {
 #pragma unroll
     for (int e = 0; e < 4; e += 2) {
       const int t = i0 + gq + (e >> 1) * 8, j = nt * 8 + 2 * tq;
-      *reinterpret_cast<std::uint32_t*>(A + t * L::kCLd + j) = ptx::pack_bf16(
-          j <= t ? scale * acc[nt][e] : 0.f, j + 1 <= t ? scale * acc[nt][e + 1] : 0.f);
+      const float x0 = j < t ? acc[nt][e] : j == t ? self_dots[t] : 0.f;
+      const float x1 = j + 1 < t ? acc[nt][e + 1] : j + 1 == t ? self_dots[t] : 0.f;
+      *reinterpret_cast<std::uint32_t*>(A + t * L::kCLd + j) = ptx::pack_bf16(scale * x0, scale * x1);
     }
 }
 

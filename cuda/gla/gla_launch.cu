@@ -65,10 +65,6 @@ cudaError_t materialized_k(const Problem& p, int cpc, cudaStream_t s) {
 
 }  // namespace
 
-int states(const Problem& p, CUstream_st* stream) {
-  return p.K == 64 ? launch<64, 2, Pass::States>(p, 0, stream) : launch<128, 2, Pass::States>(p, 0, stream);
-}
-
 int fused(const Problem& p, int stages, CUstream_st* stream) {
   return stages == 1 ? fused_k<1>(p, stream) : fused_k<2>(p, stream);
 }

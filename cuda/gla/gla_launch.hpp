@@ -28,9 +28,6 @@ struct Problem {
 // stages: 1 = sequential, 2 = pipelined. chunks_per_cta: the output kernel's chunk group.
 int fused(const Problem& p, int stages, CUstream_st* stream);
 int materialized(const Problem& p, int stages, int chunks_per_cta, CUstream_st* stream);
-// The materialized carry's state pass alone: S_n entering every chunk (bf16, p.states) and
-// hT (p.hT, when set). The backward's first pass.
-int states(const Problem& p, CUstream_st* stream);
 // The pingpong schedule (gla_pingpong_launch.cu): TMA producer, two wgmma consumer warpgroups.
 int pingpong_fused(const Problem& p, CUstream_st* stream);
 int pingpong_materialized(const Problem& p, int chunks_per_cta, CUstream_st* stream);

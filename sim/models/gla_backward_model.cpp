@@ -1,8 +1,7 @@
 // gla_backward (the gradients of gla, issue 18): the `materialized` variant, our three passes
 // (cuda/gla/gla_backward_common.cuh):
-//   1. the forward's state pass, pipelined (gla_pipelined_states_kernel): every S_n in bf16;
-//   2. state grads (gla_state_grad_kernel.cuh): per (b, h, 64 V columns), chunks walked
-//      backwards, dS carried in registers, dS_n and R_n written;
+//   1. and 2. two walks over the chunks (gla_state_walk_kernel.cuh), per (b, h, 64 x 64 of the
+//      state), carrying S forwards and dS backwards in registers: every S_n and dS_n in bf16;
 //   3. chunk grads (gla_chunk_grad_kernel.cuh): one CTA per (b, h, chunk) forms dq, dk, dv, dg.
 // Work per chunk is counted per warp from the kernels' source (gla_warp_work.hpp), as the
 // forward's mma.sync kernels are; shared-memory traffic in 128-byte wavefronts where lanes hit
@@ -23,7 +22,7 @@ namespace {
 
 using namespace gla_work;
 
-constexpr int kChunk = 64, kSub = 16, kStateBlockV = 64;
+constexpr int kChunk = 64, kSub = 16, kWalkBlock = 64;
 constexpr double kWavefront = 128;  // bytes of one shared-memory wavefront
 
 // Registers per thread of the compiled kernels (ptxas -v, sm_90a, CUDA 13.0), by (K, V) and K.
@@ -31,7 +30,7 @@ int chunk_grad_regs(std::int64_t K, std::int64_t V) {
   if (K == 128) return V == 128 ? 255 : 241;
   return V == 128 ? 220 : 148;
 }
-int state_grad_regs(std::int64_t K) { return K == 128 ? 174 : 128; }
+constexpr int kWalkRegs = 128;
 
 GlaKernelShape dims(const ShapeArgs& s) {
   return {shape_size(s, "gla_backward", "B"), shape_size(s, "gla_backward", "T"), shape_size(s, "gla_backward", "H"),
@@ -43,64 +42,67 @@ CopyEngine engine_on(const HardwareProfile& hw) {
   return hw.copy_engine == CopyEngine::Tma ? CopyEngine::CpAsync : hw.copy_engine;
 }
 
-// One backward chunk in pass 2 for a CTA of 4 warps owning K/4 rows of dS each (K/64 m-tiles)
-// and 64 V columns: {work on the chunk's own data, the dS update carried from the last chunk}.
-std::pair<std::vector<Step>, std::vector<Step>> state_grad_phases(const HardwareProfile& hw, double K) {
+// One chunk of a state walk (gla_state_walk_kernel.cuh) for a CTA of 4 warps owning 64 x 64 of
+// the state (16 rows a warp): {work on the chunk's own data, the update carried from the last
+// chunk}.
+std::pair<std::vector<Step>, std::vector<Step>> walk_phases(const HardwareProfile& hw) {
   const int warps = 4;
-  const double C = kChunk, mt = K / 64, nv = kStateBlockV / 16.0;
+  const double C = kChunk, B = kWalkBlock, nv = kWalkBlock / 16.0;
   std::vector<Step> compute, carried;
-  {  // cumsum of the gates in place: C x K fp32 read and written, one add each.
+  {  // cumsum of the gates in place: C x 64 fp32 read and written, one add each.
     std::vector<WarpWork> w(warps);
-    for (auto& x : w) x.smem = 2.0 * C * K * 4 / warps, x.alu = 2.0 * C * K / 32 / warps;
+    for (auto& x : w) x.smem = 2.0 * C * B * 4 / warps, x.alu = 2.0 * C * B / 32 / warps;
     add_phase(compute, w, true, TensorPath::WarpMma, "gate cumsum");
   }
-  {  // dS_n out (bf16 pairs) and R_n: per thread mt x 8 x 2 pairs of S_n (LDS.32) and 2 FMA;
-     // then s q 2^b: C*K/2 pairs without anchor, each stored (STS.32).
+  {  // the state out (bf16 pairs, 16 a lane) and the decayed operand: C*64/2 pairs, each
+     // LDS.32 + LDS.64 (+ the b_last pair for k), 2 MUFU, ~6 FP32, STS.32.
     std::vector<WarpWork> w(warps);
     for (auto& x : w) {
-      x.smem += mt * 8 * 2 * kLds32Bytes;
-      x.alu += mt * 8 * 2 * 4 + mt * 2 * 2;  // pack, unpack, 2 FMA; 2 shuffles a row half
-      x.pair(C * K / 2 / 32 / warps, false);
-      x.smem += C * K / 2 / 32 / warps * kLds32Bytes;
+      x.alu += 16 * 2;
+      x.pair(C * B / 2 / 32 / warps, true);
+      x.smem += C * B / 2 / 32 / warps * kLds32Bytes;
     }
-    add_phase(compute, w, true, TensorPath::WarpMma, "dS_n out, s q 2^b");
+    add_phase(compute, w, true, TensorPath::WarpMma, "state out, decayed operand");
   }
-  {  // dS <- 2^{b_last} dS + (s q 2^b)^T do: per 16 rows of t and m-tile one ldmatrix of q 2^b,
-     // nv of do, 2 nv mma.
+  {  // S <- 2^{b_last} S + decayed^T y: per 16 rows of t one ldmatrix of the decayed operand,
+     // nv of y, 2 nv mma.
     std::vector<WarpWork> w(warps);
     for (auto& x : w) {
-      x.mufu += 2 * mt;
-      x.alu += mt * nv * 2 * 4;
-      x.smem += C / 16 * mt * (1 + nv) * kLdsm4Bytes;
-      x.mma += C / 16 * mt * 2 * nv;
+      x.mufu += 2;
+      x.alu += nv * 2 * 4;
+      x.smem += C / 16 * (1 + nv) * kLdsm4Bytes;
+      x.mma += C / 16 * 2 * nv;
     }
-    add_phase(carried, w, true, TensorPath::WarpMma, "dS update");
+    add_phase(carried, w, true, TensorPath::WarpMma, "state update");
   }
   carried.push_back(delay(3 * hw.sync_latency_cycles * hw.cycle_ns(), "CTA barriers"));
   return {compute, carried};
 }
 
-KernelSpec state_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d) {
-  const double C = kChunk, K = double(d.K), bv = kStateBlockV, v_blocks = double(d.V / kStateBlockV);
+// Pass 1 (forward: S_n from k, v) or pass 2 (backward: dS_n from q, do).
+KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d, bool forward) {
+  const double C = kChunk, B = kWalkBlock;
+  const double k_blocks = double(d.K / kWalkBlock), v_blocks = double(d.V / kWalkBlock);
   const CopyEngine engine = engine_on(hw);
   KernelSpec k;
-  k.name = "gla_backward_state_grads";
-  k.ctas = d.B * d.H * (d.V / kStateBlockV);
+  k.name = forward ? "gla_backward_states" : "gla_backward_state_grads";
+  k.ctas = d.B * d.H * (d.K / kWalkBlock) * (d.V / kWalkBlock);
   k.threads_per_cta = 128;
-  k.regs_per_cta = regs_for_warps(4, state_grad_regs(d.K));
-  // Two stages of q, do, g, S_n, the decayed queries and the scan totals (gla_state_grad_kernel.cuh).
-  const double stage = C * (K + 8) * 2 + C * (bv + 8) * 2 + C * (K + 4) * 4 + K * (bv + 8) * 2;
-  k.smem_bytes = std::int64_t(2 * stage + C * (K + 8) * 2 + 128 * 4);
+  k.regs_per_cta = regs_for_warps(4, kWalkRegs);
+  // WalkLayout: two stages of x, y (bf16) and g (fp32), the decayed operand, the scan totals.
+  k.smem_bytes = std::int64_t(2 * (2 * C * (B + 8) * 2 + C * (B + 4) * 4) + C * (B + 8) * 2 + 128 * 4);
   TileLoop loop;
   loop.tiles = int((d.T + kChunk - 1) / kChunk);
-  // q and g of a head are read by its V/64 CTAs, which run concurrently: one HBM read.
-  loop.loads = {load(C * K * 2, 1.0 / v_blocks, engine, "load q"), load(C * bv * 2, 1.0, engine, "load do"),
-                load(C * K * 4, 1.0 / v_blocks, engine, "load g"), load(K * bv * 2, 1.0, engine, "load S_n")};
-  std::tie(loop.compute, loop.carried) = state_grad_phases(hw, K);
-  loop.stores = {store(K * bv * 2, engine, "store dS_n"), store(K * 4, engine, "store R_n")};
+  // x and g columns are read by the V/64 CTAs of a row block, y by the K/64 CTAs of a column
+  // block, all running together: one HBM read each.
+  loop.loads = {load(C * B * 2, 1.0 / v_blocks, engine, forward ? "load k" : "load q"),
+                load(C * B * 2, 1.0 / k_blocks, engine, forward ? "load v" : "load do"),
+                load(C * B * 4, 1.0 / v_blocks, engine, "load g")};
+  std::tie(loop.compute, loop.carried) = walk_phases(hw);
+  loop.stores = {store(B * B * 2, engine, forward ? "store S_n" : "store dS_n")};
   loop.async_stores = true;  // written from registers, not waited for
-  if (d.hT) loop.prologue.push_back(load(K * bv * 4, 1.0, engine, "load dhT"));
-  if (d.h0) loop.epilogue.push_back(store(K * bv * 4, engine, "store dh0"));
+  if (forward ? d.h0 : d.hT) loop.prologue.push_back(load(B * B * 4, 1.0, engine, forward ? "load h0" : "load dhT"));
+  if (!forward && d.h0) loop.epilogue.push_back(store(B * B * 4, engine, "store dh0"));
   LoopSchedule s;
   s.stages = 2;
   s.compute_warps = 4;
@@ -145,6 +147,9 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
      // 6 MUFU, ~10 FP32, 2 LDS.64 + 2 LDS.32 + 3 STS.32; then b <- 2^b (2 MUFU, LDS.64 + STS.64).
     std::vector<WarpWork> w(warps);
     for (auto& x : w) {
+      // <q_t, k_t> first: 8 rows a warp, K/64 LDS.32 pairs a lane, 5 shuffles.
+      x.smem += 8 * K / 64 * 2 * kLds32Bytes;
+      x.alu += 8 * (K / 64 * 4 + 5);
       const double steps_per_lane = C * K / 2 / (32 * warps);
       x.mufu += 8 * steps_per_lane;
       x.alu += 12 * steps_per_lane;
@@ -152,9 +157,14 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
     }
     add_phase(steps, w, true, TensorPath::WarpMma, "decay q, k");
   }
-  {  // Phase A. Warps 0-3: dA = s do v^T up to the diagonal; warps 4-7: A = s q~ k~^T up to the
-     // diagonal.
+  {  // Phase A. All: R_n = rowsum(dS_n * S_n), K V / 2 pairs (2 LDS.32, 2 FMA). Warps 0-3: dA =
+     // s do v^T up to the diagonal; warps 4-7: A = s q~ k~^T up to the diagonal.
     std::vector<WarpWork> w(warps);
+    for (auto& x : w) {
+      const double pairs = K * V / 2 / (32 * warps);
+      x.smem += pairs * 2 * kLds32Bytes;
+      x.alu += pairs * 3;
+    }
     for (int o = 0; o < 4; ++o) {
       WarpWork& x = w[o];
       x.smem += vc * (1 + (o + 1)) * kLdsm4Bytes + (16 + 8) * kLds32Bytes;
@@ -217,7 +227,7 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
   loop.loads = {load(C * K * 2, 1.0, engine, "load q"),       load(C * K * 2, 1.0, engine, "load k"),
                 load(C * K * 4, 1.0, engine, "load g"),       load(C * V * 2, 1.0, engine, "load do"),
                 load(C * V * 2, 1.0, engine, "load v"),       load(K * V * 2, 1.0, engine, "load S_n"),
-                load(K * V * 2, 1.0, engine, "load dS_n"),    load(K * 4 * (V / kStateBlockV), 1.0, engine, "load R_n")};
+                load(K * V * 2, 1.0, engine, "load dS_n")};
   loop.compute = single_anchor_chunk_phases(hw, K, V);
   loop.stores = {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
                  store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")};
@@ -232,7 +242,7 @@ std::string cannot_run(const HardwareProfile& hw, const ShapeArgs& shape) {
   const GlaKernelShape d = dims(shape);
   if ((d.K != 64 && d.K != 128) || (d.V != 64 && d.V != 128))
     return fmt::format("gla_backward materialized needs K and V in {{64, 128}} (K={}, V={})", d.K, d.V);
-  for (const KernelSpec& k : {gla_pipelined_states_kernel(hw, d), state_grad_kernel(hw, d), chunk_grad_kernel(hw, d)}) {
+  for (const KernelSpec& k : {state_walk_kernel(hw, d, true), state_walk_kernel(hw, d, false), chunk_grad_kernel(hw, d)}) {
     const std::string why = why_kernel_does_not_fit(hw, k);
     if (!why.empty()) return why;
   }
@@ -246,15 +256,12 @@ std::vector<VariantModel> gla_backward_variant_models() {
   m.workload = "gla_backward";
   m.name = "materialized";
   m.description =
-      "states recomputed and written by the forward's state pass, dS_n by a backward walk, then one CTA per chunk "
-      "forms dq, dk, dv, dg (mma.sync)";
+      "S_n and dS_n written by a forward and a backward walk over the chunks, then one CTA per chunk forms dq, dk, "
+      "dv, dg (mma.sync)";
   m.cannot_run = [](const HardwareProfile& hw, const ShapeArgs& shape) { return cannot_run(hw, shape); };
   m.build = [](const HardwareProfile& hw, const ShapeArgs& shape) {
     const GlaKernelShape d = dims(shape);
-    // The state pass keeps no hT for the backward (R_n replaces it, gla_backward_common.cuh).
-    GlaKernelShape states = d;
-    states.hT = false;
-    return std::vector<KernelSpec>{gla_pipelined_states_kernel(hw, states), state_grad_kernel(hw, d),
+    return std::vector<KernelSpec>{state_walk_kernel(hw, d, true), state_walk_kernel(hw, d, false),
                                    chunk_grad_kernel(hw, d)};
   };
   return {m};

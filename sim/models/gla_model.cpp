@@ -333,10 +333,6 @@ std::string cannot_run(const HardwareProfile& hw, Schedule s, StateCarry c, cons
 
 }  // namespace
 
-KernelSpec gla_pipelined_states_kernel(const HardwareProfile& hw, const GlaKernelShape& s) {
-  return materialized_kernels(hw, Schedule::Pipelined, {s.B, s.T, s.H, s.K, s.V, s.h0, s.hT}).front();
-}
-
 std::vector<VariantModel> gla_variant_models() {
   std::vector<VariantModel> v;
   for (Schedule s : {Schedule::Sequential, Schedule::Pipelined, Schedule::Pingpong})

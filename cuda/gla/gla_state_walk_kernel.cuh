@@ -1,0 +1,152 @@
+#pragma once
+// gla backward, passes 1 and 2 (gla_backward_common.cuh): one kernel walks the chunks carrying a
+// K x V state in fp32 mma accumulators and writes it (bf16) as it stands at every chunk:
+//   Walk::States      forwards from h0:  S_n (entering chunk n), then
+//                     S <- diag(2^{b_last}) S + (k_t 2^{b_last - b_t})^T v
+//   Walk::StateGrads  backwards from dhT: dS_n (at chunk n's end), then
+//                     dS <- diag(2^{b_last}) dS + (s q_t 2^{b_t})^T do;  after chunk 0, dh0 = dS
+// (b the in-chunk cumulative log2-gate). Rows of the state do not interact (row c needs only
+// column c of the decayed operand and of the gates), so a CTA owns 64 rows x 64 columns: at
+// (8,4096,16,128,128) that is 512 walks, two CTAs an SM. Chunk n+2 is loaded (cp.async) while
+// chunk n is worked on.
+#include "gla/gla_backward_common.cuh"
+
+namespace overlap::cuda::gla_backward_kernel {
+
+enum class Walk { States, StateGrads };
+
+constexpr int kWalkBlock = 64;  // state rows and columns per CTA
+constexpr int kWalkWarps = 4;   // warp w owns rows 16w..16w+15 of the block
+constexpr int kWalkThreads = 32 * kWalkWarps;
+constexpr int kWalkStages = 2;
+
+struct WalkLayout {
+  static constexpr int kXLd = kWalkBlock + 8;  // bf16 rows: the chunk's q or k, this CTA's columns
+  static constexpr int kYLd = kWalkBlock + 8;  // bf16 rows: do or v
+  static constexpr int kBLd = kWalkBlock + 4;  // fp32 rows: g, then its cumulative sum
+  static constexpr int kX = 0;
+  static constexpr int kY = kX + kChunk * kXLd * 2;
+  static constexpr int kB = kY + kChunk * kYLd * 2;
+  static constexpr int kStageBytes = kB + kChunk * kBLd * 4;
+  static constexpr int kDecayed = kStageBytes * kWalkStages;  // the decayed operand, bf16
+  static constexpr int kTotals = kDecayed + kChunk * kXLd * 2;
+  static constexpr int kBytes = kTotals + kWalkThreads * 4;
+};
+
+template <Walk W>
+__device__ void load_walk_chunk(const Params& p, long long x0, long long y0, unsigned char* stage, int K, int n) {
+  using L = WalkLayout;
+  const int t0 = n * kChunk, valid = min(kChunk, p.T - t0);
+  const long long x_stride = (long long)p.H * K, y_stride = (long long)p.H * p.V;
+  const bf16* x = (W == Walk::States ? p.k : p.q) + x0 + t0 * x_stride;
+  const bf16* y = (W == Walk::States ? p.v : p.do_) + y0 + t0 * y_stride;
+  load_rows<kWalkThreads>(reinterpret_cast<bf16*>(stage + L::kX), L::kXLd, x, x_stride, kChunk, kWalkBlock, valid);
+  load_rows<kWalkThreads>(reinterpret_cast<bf16*>(stage + L::kY), L::kYLd, y, y_stride, kChunk, kWalkBlock, valid);
+  load_rows<kWalkThreads>(reinterpret_cast<float*>(stage + L::kB), L::kBLd, p.g + x0 + t0 * x_stride, x_stride,
+                          kChunk, kWalkBlock, valid);
+}
+
+// grid (K/64 * V/64, H, B).
+template <int K, Walk W>
+__global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Params p) {
+  using L = WalkLayout;
+  extern __shared__ __align__(128) unsigned char smem[];
+  constexpr int kNTiles = kWalkBlock / 8;
+  const int v_blocks = p.V / kWalkBlock;
+  const int k0 = (blockIdx.x / v_blocks) * kWalkBlock, v0 = (blockIdx.x % v_blocks) * kWalkBlock;
+  const int h = blockIdx.y, b = blockIdx.z;
+  const Slice sl = slice_of<K>(p, b, h);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  bf16* decayed = reinterpret_cast<bf16*>(smem + L::kDecayed);
+  const int NT = p.num_chunks;
+  const long long x0 = sl.qk_row0 + k0, y0 = sl.v_row0 + v0;
+  // This thread's accumulator elements: rows r(e) = 16 warp + gq + 8 (e >> 1) of the block,
+  // columns 8 nt + 2 tq + (e & 1); as offsets into a [K, V] state.
+  const auto at = [&](int nt, int e) {
+    return (long long)(k0 + warp * 16 + gq + (e >> 1) * 8) * p.V + v0 + nt * 8 + 2 * tq + (e & 1);
+  };
+
+  float s[kNTiles][4];
+  const float* init = W == Walk::States ? p.h0 : p.dhT;
+#pragma unroll
+  for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s[nt][e] = init ? init[sl.state0 + at(nt, e)] : 0.f;
+
+  const auto chunk_of = [&](int it) { return W == Walk::States ? it : NT - 1 - it; };
+#pragma unroll
+  for (int st = 0; st < kWalkStages; ++st) {
+    if (st < NT) load_walk_chunk<W>(p, x0, y0, smem + st * L::kStageBytes, K, chunk_of(st));
+    ptx::cp_async_commit();
+  }
+  bf16* out = W == Walk::States ? p.states : p.dstates;
+  for (int it = 0; it < NT; ++it) {
+    const int n = chunk_of(it);
+    unsigned char* stage = smem + (it % kWalkStages) * L::kStageBytes;
+    const bf16* x = reinterpret_cast<const bf16*>(stage + L::kX);
+    const bf16* y = reinterpret_cast<const bf16*>(stage + L::kY);
+    float* bl = reinterpret_cast<float*>(stage + L::kB);
+    ptx::cp_async_wait<kWalkStages - 1>();
+    __syncthreads();
+    cumsum_log2<kWalkBlock, kWalkThreads>(bl, L::kBLd, reinterpret_cast<float*>(smem + L::kTotals));
+    __syncthreads();
+
+    // The state as it stands at this chunk, in bf16 (the operand pass 3 reads).
+    bf16* state_out = out + sl.states0 + (long long)n * K * p.V;
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; e += 2)
+        *reinterpret_cast<std::uint32_t*>(state_out + at(nt, e)) = ptx::pack_bf16(s[nt][e], s[nt][e + 1]);
+
+    // The operand decayed to the chunk's entry (q) or end (k).
+    const float* b_last = bl + (kChunk - 1) * L::kBLd;
+    for (int idx = threadIdx.x; idx < kChunk * kWalkBlock / 2; idx += kWalkThreads) {
+      const int t = idx / (kWalkBlock / 2), c = (idx % (kWalkBlock / 2)) * 2;
+      const float2 xv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(x + t * L::kXLd + c));
+      const float2 bt = *reinterpret_cast<const float2*>(bl + t * L::kBLd + c);
+      float2 f;
+      if constexpr (W == Walk::States) {
+        f = make_float2(ptx::exp2_approx(b_last[c] - bt.x), ptx::exp2_approx(b_last[c + 1] - bt.y));
+      } else {
+        f = make_float2(p.scale * ptx::exp2_approx(bt.x), p.scale * ptx::exp2_approx(bt.y));
+      }
+      *reinterpret_cast<std::uint32_t*>(decayed + t * L::kXLd + c) = ptx::pack_bf16(xv.x * f.x, xv.y * f.y);
+    }
+    __syncthreads();
+
+    const float d0 = ptx::exp2_approx(b_last[warp * 16 + gq]);
+    const float d1 = ptx::exp2_approx(b_last[warp * 16 + gq + 8]);
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt) {
+      s[nt][0] *= d0;
+      s[nt][1] *= d0;
+      s[nt][2] *= d1;
+      s[nt][3] *= d1;
+    }
+#pragma unroll
+    for (int tc = 0; tc < kChunk; tc += 16) {
+      std::uint32_t a[4];
+      a_cols(a, decayed, L::kXLd, warp * 16, tc);
+#pragma unroll
+      for (int np = 0; np < kNTiles / 2; ++np) {
+        std::uint32_t bf[4];
+        b_rows(bf, y, L::kYLd, np * 16, tc);
+        mma_pair(s[2 * np], s[2 * np + 1], a, bf);
+      }
+    }
+    __syncthreads();  // every warp is done with this stage and with the decayed operand
+    if (it + kWalkStages < NT) load_walk_chunk<W>(p, x0, y0, stage, K, chunk_of(it + kWalkStages));
+    ptx::cp_async_commit();
+  }
+
+  if (W == Walk::StateGrads && p.dh0) {
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; e += 2)
+        *reinterpret_cast<float2*>(p.dh0 + sl.state0 + at(nt, e)) = make_float2(s[nt][e], s[nt][e + 1]);
+  }
+}
+
+}  // namespace overlap::cuda::gla_backward_kernel
