@@ -7,8 +7,8 @@
 //                     dS <- diag(2^{b_last}) dS + (s q_t 2^{b_t})^T do;  after chunk 0, dh0 = dS
 // (b the in-chunk cumulative log2-gate). Rows of the state do not interact (row c needs only
 // column c of the decayed operand and of the gates), so a CTA owns 64 rows x 64 columns: at
-// (8,4096,16,128,128) that is 512 walks, two CTAs an SM. Chunk n+2 is loaded (cp.async) while
-// chunk n is worked on.
+// (8,4096,16,128,128) that is 512 walks, two CTAs an SM. Chunks n+1 and n+2 are loaded
+// (cp.async) while chunk n is worked on.
 #include "gla/gla_backward_common.cuh"
 
 namespace overlap::cuda::gla_backward_kernel {
@@ -18,18 +18,19 @@ enum class Walk { States, StateGrads };
 constexpr int kWalkBlock = 64;  // state rows and columns per CTA
 constexpr int kWalkWarps = 4;   // warp w owns rows 16w..16w+15 of the block
 constexpr int kWalkThreads = 32 * kWalkWarps;
-constexpr int kWalkStages = 2;
+constexpr int kWalkStages = 3;
 
+// Per stage: the chunk's q or k (this CTA's columns; decayed in place), do or v, and g (then its
+// cumulative sum; read along rows only, so unpadded). Three stages and two CTAs fit an SM.
 struct WalkLayout {
-  static constexpr int kXLd = kWalkBlock + 8;  // bf16 rows: the chunk's q or k, this CTA's columns
-  static constexpr int kYLd = kWalkBlock + 8;  // bf16 rows: do or v
-  static constexpr int kBLd = kWalkBlock + 4;  // fp32 rows: g, then its cumulative sum
+  static constexpr int kXLd = kWalkBlock + 8;
+  static constexpr int kYLd = kWalkBlock + 8;
+  static constexpr int kBLd = kWalkBlock;
   static constexpr int kX = 0;
   static constexpr int kY = kX + kChunk * kXLd * 2;
   static constexpr int kB = kY + kChunk * kYLd * 2;
   static constexpr int kStageBytes = kB + kChunk * kBLd * 4;
-  static constexpr int kDecayed = kStageBytes * kWalkStages;  // the decayed operand, bf16
-  static constexpr int kTotals = kDecayed + kChunk * kXLd * 2;
+  static constexpr int kTotals = kStageBytes * kWalkStages;
   static constexpr int kBytes = kTotals + kWalkThreads * 4;
 };
 
@@ -57,7 +58,6 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
   const int h = blockIdx.y, b = blockIdx.z;
   const Slice sl = slice_of<K>(p, b, h);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-  bf16* decayed = reinterpret_cast<bf16*>(smem + L::kDecayed);
   const int NT = p.num_chunks;
   const long long x0 = sl.qk_row0 + k0, y0 = sl.v_row0 + v0;
   // This thread's accumulator elements: rows r(e) = 16 warp + gq + 8 (e >> 1) of the block,
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
   for (int it = 0; it < NT; ++it) {
     const int n = chunk_of(it);
     unsigned char* stage = smem + (it % kWalkStages) * L::kStageBytes;
-    const bf16* x = reinterpret_cast<const bf16*>(stage + L::kX);
+    bf16* x = reinterpret_cast<bf16*>(stage + L::kX);
     const bf16* y = reinterpret_cast<const bf16*>(stage + L::kY);
     float* bl = reinterpret_cast<float*>(stage + L::kB);
     ptx::cp_async_wait<kWalkStages - 1>();
@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
       for (int e = 0; e < 4; e += 2)
         *reinterpret_cast<std::uint32_t*>(state_out + at(nt, e)) = ptx::pack_bf16(s[nt][e], s[nt][e + 1]);
 
-    // The operand decayed to the chunk's entry (q) or end (k).
+    // The operand decayed to the chunk's entry (q) or end (k), in place.
     const float* b_last = bl + (kChunk - 1) * L::kBLd;
     for (int idx = threadIdx.x; idx < kChunk * kWalkBlock / 2; idx += kWalkThreads) {
       const int t = idx / (kWalkBlock / 2), c = (idx % (kWalkBlock / 2)) * 2;
@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
       } else {
         f = make_float2(p.scale * ptx::exp2_approx(bt.x), p.scale * ptx::exp2_approx(bt.y));
       }
-      *reinterpret_cast<std::uint32_t*>(decayed + t * L::kXLd + c) = ptx::pack_bf16(xv.x * f.x, xv.y * f.y);
+      *reinterpret_cast<std::uint32_t*>(x + t * L::kXLd + c) = ptx::pack_bf16(xv.x * f.x, xv.y * f.y);
     }
     __syncthreads();
 
@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
 #pragma unroll
     for (int tc = 0; tc < kChunk; tc += 16) {
       std::uint32_t a[4];
-      a_cols(a, decayed, L::kXLd, warp * 16, tc);
+      a_cols(a, x, L::kXLd, warp * 16, tc);
 #pragma unroll
       for (int np = 0; np < kNTiles / 2; ++np) {
         std::uint32_t bf[4];
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
         mma_pair(s[2 * np], s[2 * np + 1], a, bf);
       }
     }
-    __syncthreads();  // every warp is done with this stage and with the decayed operand
+    __syncthreads();  // every warp is done with this stage
     if (it + kWalkStages < NT) load_walk_chunk<W>(p, x0, y0, stage, K, chunk_of(it + kWalkStages));
     ptx::cp_async_commit();
   }

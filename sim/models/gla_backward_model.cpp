@@ -89,8 +89,8 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
   k.ctas = d.B * d.H * (d.K / kWalkBlock) * (d.V / kWalkBlock);
   k.threads_per_cta = 128;
   k.regs_per_cta = regs_for_warps(4, kWalkRegs);
-  // WalkLayout: two stages of x, y (bf16) and g (fp32), the decayed operand, the scan totals.
-  k.smem_bytes = std::int64_t(2 * (2 * C * (B + 8) * 2 + C * (B + 4) * 4) + C * (B + 8) * 2 + 128 * 4);
+  // WalkLayout: three stages of x (decayed in place), y (bf16) and g (fp32), the scan totals.
+  k.smem_bytes = std::int64_t(3 * (2 * C * (B + 8) * 2 + C * B * 4) + 128 * 4);
   TileLoop loop;
   loop.tiles = int((d.T + kChunk - 1) / kChunk);
   // x and g columns are read by the V/64 CTAs of a row block, y by the K/64 CTAs of a column
@@ -104,7 +104,7 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
   if (forward ? d.h0 : d.hT) loop.prologue.push_back(load(B * B * 4, 1.0, engine, forward ? "load h0" : "load dhT"));
   if (!forward && d.h0) loop.epilogue.push_back(store(B * B * 4, engine, "store dh0"));
   LoopSchedule s;
-  s.stages = 2;
+  s.stages = 3;
   s.compute_warps = 4;
   build_tile_loop(k, loop, s);
   return k;
