@@ -115,6 +115,7 @@ __device__ __forceinline__ void load_rows(Elem* dst, int ld, const Elem* src, lo
                                           int cols, int valid) {
   constexpr int kPer16 = 16 / sizeof(Elem);
   const int pieces = cols / kPer16;
+#pragma unroll 4
   for (int idx = threadIdx.x; idx < rows * pieces; idx += Threads) {
     const int r = idx / pieces, c = (idx % pieces) * kPer16;
     const bool in = r < valid;

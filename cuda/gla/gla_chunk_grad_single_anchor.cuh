@@ -44,6 +44,7 @@ __device__ void decay_operands(unsigned char* smem) {
     if (lane == 0) self_dots[t] = dot;
   }
   __syncthreads();  // q and k are read before they are decayed in place
+#pragma unroll 8
   for (int idx = threadIdx.x; idx < kChunk * K / 2; idx += kChunkGradThreads) {
     const int t = idx / (K / 2), c = (idx % (K / 2)) * 2;
     const float2 bt = *reinterpret_cast<const float2*>(b + t * L::kBLd + c);
@@ -57,6 +58,7 @@ __device__ void decay_operands(unsigned char* smem) {
         ptx::pack_bf16(kv.x * ptx::exp2_approx(bl.x - bt.x), kv.y * ptx::exp2_approx(bl.y - bt.y));
   }
   __syncthreads();  // every b_last read
+#pragma unroll 8
   for (int idx = threadIdx.x; idx < kChunk * K / 2; idx += kChunkGradThreads) {
     const int t = idx / (K / 2), c = (idx % (K / 2)) * 2;
     float2* bt = reinterpret_cast<float2*>(b + t * L::kBLd + c);

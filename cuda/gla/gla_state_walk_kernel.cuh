@@ -101,6 +101,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
 
     // The operand decayed to the chunk's entry (q) or end (k), in place.
     const float* b_last = bl + (kChunk - 1) * L::kBLd;
+#pragma unroll 8
     for (int idx = threadIdx.x; idx < kChunk * kWalkBlock / 2; idx += kWalkThreads) {
       const int t = idx / (kWalkBlock / 2), c = (idx % (kWalkBlock / 2)) * 2;
       const float2 xv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(x + t * L::kXLd + c));
