@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <memory>
 
@@ -17,10 +18,14 @@
 #include "sim/schedule_file.hpp"
 #include "sim/sweep.hpp"
 #include "sim/tune.hpp"
+#include "sim/variants.hpp"
 #include "vectors/safetensors.hpp"
 
 namespace overlap::app {
 namespace {
+
+// "gla, gla_backward, ..., dualgemm": the workloads the model knows.
+std::string workload_list() { return fmt::format("{}", fmt::join(sim::workload_names(), ", ")); }
 
 void emit(const std::string& text, const std::string& out) {
   if (out.empty()) fmt::print("{}", text);
@@ -48,7 +53,7 @@ void run_predict(const PredictArgs& a) {
     emit(a.json ? p.to_json().dump(2) + "\n" : sim::format_prediction(p), a.out);
     return;
   }
-  OVERLAP_REQUIRE(!a.workload.empty(), "--workload is required (one of gla, linrnn, projchain, dualgemm)");
+  OVERLAP_REQUIRE(!a.workload.empty(), "--workload is required (one of {})", workload_list());
   OVERLAP_REQUIRE(!a.variant.empty(), "--variant is required (see `overlap list`)");
   const auto hws = sim::profile_list(a.hw);
   const auto variants = sim::variant_list(a.workload, a.variant);
@@ -128,7 +133,7 @@ void register_predict_commands(CLI::App& app) {
   auto pa = std::make_shared<PredictArgs>();
   auto* p = app.add_subcommand("predict", "Predict a variant's time on a hardware profile (or sweep shapes/variants/GPUs)");
   p->add_option("--hw", pa->hw, "Profile name, a profile JSON file, a comma list, or 'all'")->capture_default_str();
-  p->add_option("--workload", pa->workload, "gla, linrnn, projchain or dualgemm");
+  p->add_option("--workload", pa->workload, "One of " + workload_list());
   p->add_option("--variant", pa->variant, "Variant name, a comma list, or 'all' (see `overlap list`)");
   p->add_option("--shape", pa->shape, "Shape, e.g. B=4,T=4096,H=32,K=64,V=64 (missing keys take defaults)");
   p->add_option("--sweep", pa->sweeps, "KEY=FROM:TO:xFACTOR, KEY=FROM:TO:+STEP or KEY=A/B/C (repeatable)");
@@ -142,7 +147,7 @@ void register_predict_commands(CLI::App& app) {
   auto ca = std::make_shared<CompareArgs>();
   auto* c = app.add_subcommand("compare", "Predicted speedup of variant b over variant a, with the reason");
   c->add_option("--hw", ca->hw, "Profile name, a profile JSON file, a comma list, or 'all'")->capture_default_str();
-  c->add_option("--workload", ca->workload, "gla, linrnn, projchain or dualgemm")->required();
+  c->add_option("--workload", ca->workload, "One of " + workload_list())->required();
   c->add_option("--variants", ca->variants, "a,b")->required();
   c->add_option("--shape", ca->shape, "Shape, e.g. B=4,T=4096,H=32,K=64,V=64");
   c->add_flag("--json", ca->json, "Print JSON");
@@ -151,7 +156,7 @@ void register_predict_commands(CLI::App& app) {
   auto ta = std::make_shared<TuneArgs>();
   auto* tu = app.add_subcommand("tune", "Rank every variant of a workload at one shape by predicted time; print the pick");
   tu->add_option("--hw", ta->hw, "Profile name or a profile JSON file")->capture_default_str();
-  tu->add_option("--workload", ta->workload, "gla, linrnn, projchain or dualgemm")->required();
+  tu->add_option("--workload", ta->workload, "One of " + workload_list())->required();
   tu->add_option("--shape", ta->shape, "Shape, e.g. M=256,N=4096,K=7168,fmt=1 (missing keys take defaults)");
   tu->add_flag("--json", ta->json, "Print JSON");
   tu->callback([ta] { run_tune(*ta); });
