@@ -13,6 +13,12 @@ std::vector<std::string> validation_shapes(const std::string& workload, bool qui
         "B=4,T=512,H=32,K=64,V=64", "B=4,T=2048,H=32,K=64,V=64", "B=4,T=8192,H=32,K=64,V=64",
         "B=4,T=2048,H=16,K=128,V=128", "B=1,T=4096,H=8,K=64,V=64"};
   }
+  if (workload == "gla_backward") {
+    if (quick) return {"B=2,T=1000,H=4,K=64,V=64"};
+    // issue 18's benchmark shapes, the forward's short and long ones, and a mid-size K=128
+    return {"B=8,T=4096,H=16,K=128,V=128", "B=4,T=4096,H=32,K=64,V=64", "B=4,T=1024,H=32,K=64,V=64",
+            "B=2,T=16384,H=16,K=128,V=128", "B=4,T=2048,H=16,K=128,V=128"};
+  }
   if (workload == "linrnn") {
     if (quick) return {"B=4,T=2048,d=256,dv=64"};
     return {// issue 6's goal shapes: SPEC's reference shape and the large projection

@@ -58,6 +58,7 @@ const std::vector<GpuVariant>& gpu_variants();
 
 // Per-workload lists (one file each under cuda/validate/).
 std::vector<GpuVariant> gla_gpu_variants();
+std::vector<GpuVariant> gla_backward_gpu_variants();
 std::vector<GpuVariant> linrnn_gpu_variants();
 std::vector<GpuVariant> projchain_gpu_variants();
 std::vector<GpuVariant> dualgemm_gpu_variants();

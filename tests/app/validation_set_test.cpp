@@ -31,7 +31,7 @@ TEST_P(ValidationSet, EveryShapeParsesAndEveryVariantIsPredicted) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Workloads, ValidationSet, ::testing::Values("gla", "linrnn", "projchain", "dualgemm"),
+INSTANTIATE_TEST_SUITE_P(Workloads, ValidationSet, ::testing::Values("gla", "gla_backward", "linrnn", "projchain", "dualgemm"),
                          [](const auto& info) { return info.param; });
 
 TEST(ValidationSet, UnknownWorkloadHasNoShapes) { EXPECT_TRUE(validation_shapes("nope", false).empty()); }
