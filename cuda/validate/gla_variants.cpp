@@ -6,19 +6,6 @@
 #include "validate/gpu_variant.hpp"
 
 namespace overlap::gpu {
-namespace {
-
-const void* ptr(const DeviceTensors& t, const char* name) {
-  auto it = t.find(name);
-  return it == t.end() ? nullptr : it->second.buffer.get();
-}
-
-void* ptr(DeviceTensors& t, const char* name) {
-  auto it = t.find(name);
-  return it == t.end() ? nullptr : it->second.buffer.get();
-}
-
-}  // namespace
 
 std::vector<GpuVariant> gla_gpu_variants() {
   std::vector<GpuVariant> out;
@@ -38,13 +25,13 @@ std::vector<GpuVariant> gla_gpu_variants() {
       OVERLAP_REQUIRE(in.at("g").dtype == DType::F32, "gla kernels take g as F32, the vectors hold {}",
                       dtype_name(in.at("g").dtype));
       cuda::GlaDeviceArgs a;
-      a.q = ptr(in, "q");
-      a.k = ptr(in, "k");
-      a.v = ptr(in, "v");
-      a.g = static_cast<const float*>(ptr(in, "g"));
-      a.h0 = static_cast<const float*>(ptr(in, "h0"));
-      a.o = ptr(out, "o");
-      a.hT = static_cast<float*>(ptr(out, "hT"));
+      a.q = device_ptr(in, "q");
+      a.k = device_ptr(in, "k");
+      a.v = device_ptr(in, "v");
+      a.g = static_cast<const float*>(device_ptr(in, "g"));
+      a.h0 = static_cast<const float*>(device_ptr(in, "h0"));
+      a.o = device_ptr(out, "o");
+      a.hT = static_cast<float*>(device_ptr(out, "hT"));
       const std::size_t need = cuda::gla_workspace_bytes(v, shape);
       if (need > workspace->bytes()) *workspace = DeviceBuffer(need);
       a.workspace = need ? workspace->get() : nullptr;
