@@ -85,9 +85,9 @@ if [[ $what == ncu_pp || $what == tests_ncu_pp ]]; then
 fi
 if [[ $what == ncu_bwd ]]; then
   shape=${NCU_SHAPE:-8,4096,16,128,128}
-  timeout 300 ncu --kernel-name regex:'gla_chunk_grad|gla_state_grad|gla_chunk_kernel' --launch-count 3 \
+  timeout 300 ncu --kernel-name regex:'gla_chunk_grad|gla_state_walk' --launch-count 3 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
-    --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section InstructionStats \
+    --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section InstructionStats --section SourceCounters \
     python3 bench/gpu/bench_gla_train.py --lib "$B/cuda/gla/liboverlap_gla_capi.so" --no-peers --reps 1 --warmup 0 \
     --shapes "$shape" >"$OUT/ncu_bwd_${shape//,/_}.txt" 2>&1
   echo "ncu backward: exit $?"
