@@ -59,7 +59,7 @@ std::optional<std::string> gla_backward_cannot_implement(GlaBackwardVariant v, c
   if (s.V != 64 && s.V != 128) return name + ": V = " + std::to_string(s.V) + " not supported (V must be 64 or 128)";
   if (s.B < 1 || s.T < 1 || s.H < 1) return name + ": B, T, H must be at least 1";
   if (s.H > 65535 || s.B > 65535) return name + ": H and B must be at most 65535 (grid limits)";
-  if (s.T > INT_MAX / 2) return name + ": T = " + std::to_string(s.T) + " too large (at most 2^30)";
+  if (s.T > INT_MAX / 2) return name + ": T = " + std::to_string(s.T) + " too large (at most 2^30 - 1)";
   return std::nullopt;
 }
 
@@ -72,7 +72,13 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
   const std::string name = gla_backward_variant_name(v);
   OVERLAP_REQUIRE(a.q && a.k && a.v && a.g && a.do_ && a.dq && a.dk && a.dv && a.dg,
                   "gla_backward {}: q, k, v, g, do, dq, dk, dv and dg must be device pointers", name);
-  OVERLAP_REQUIRE(!s.has_h0 || (a.h0 && a.dh0), "gla_backward {}: the shape says h0=1 but h0 or dh0 is null", name);
+  OVERLAP_REQUIRE(!s.has_h0 || a.h0, "gla_backward {}: the shape says h0=1 but h0 is null", name);
+  // cp.async moves 16-byte pieces: every tensor it reads must start on a 16-byte boundary.
+  for (const auto& [what, ptr] : {std::pair<const char*, const void*>{"q", a.q}, {"k", a.k}, {"v", a.v}, {"g", a.g},
+                                  {"do", a.do_}, {"workspace", a.workspace}})
+    OVERLAP_REQUIRE(reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0,
+                    "gla_backward {}: {} must be 16-byte aligned (its address ends in {:#x})", name, what,
+                    reinterpret_cast<std::uintptr_t>(ptr) % 16);
   OVERLAP_REQUIRE(!s.want_hT || a.dhT, "gla_backward {}: the shape says hT=1 but dhT is null", name);
   const float scale = static_cast<float>(s.scale > 0 ? s.scale : 1.0 / std::sqrt(static_cast<double>(s.K)));
   const WorkspaceLayout ws(s);

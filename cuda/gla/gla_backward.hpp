@@ -34,7 +34,7 @@ struct GlaBackwardArgs {
   const void* q = nullptr;    // bf16 [B,T,H,K]
   const void* k = nullptr;    // bf16 [B,T,H,K]
   const void* v = nullptr;    // bf16 [B,T,H,V]
-  const float* g = nullptr;   // fp32 [B,T,H,K]
+  const float* g = nullptr;   // fp32 [B,T,H,K], g <= 0 (the kernels' exponent bounds rely on it)
   const float* h0 = nullptr;  // fp32 [B,H,K,V]; required when shape.has_h0
   const void* do_ = nullptr;  // bf16 [B,T,H,V]
   const float* dhT = nullptr; // fp32 [B,H,K,V]; required when shape.want_hT (else hT had no gradient)
@@ -42,8 +42,9 @@ struct GlaBackwardArgs {
   void* dk = nullptr;         // bf16 [B,T,H,K]
   void* dv = nullptr;         // bf16 [B,T,H,V]
   float* dg = nullptr;        // fp32 [B,T,H,K]
-  float* dh0 = nullptr;       // fp32 [B,H,K,V]; required when shape.has_h0
-  // Scratch of gla_backward_workspace_bytes; null: allocated on the stream.
+  float* dh0 = nullptr;       // fp32 [B,H,K,V] or null (not wanted)
+  // Scratch of gla_backward_workspace_bytes; null: allocated on the stream. q, k, v, g, do and
+  // the workspace must be 16-byte aligned (the kernels copy 16-byte pieces).
   void* workspace = nullptr;
 };
 

@@ -1,5 +1,5 @@
 #pragma once
-// What the two gla backward kernels share (gla_state_grad_kernel.cuh, gla_chunk_grad_kernel.cuh):
+// What the two gla backward kernels share (gla_state_walk_kernel.cuh, gla_chunk_grad_kernel.cuh):
 // their parameters, the in-chunk cumulative sum of the gates, and the mma.sync operand loads.
 //
 // The backward runs in three passes over 64-token chunks (ref/gla/chunked_backward.cpp is the
@@ -16,11 +16,11 @@
 // inter-chunk terms cancel against the later chunks' state. The kernels keep only what does not
 // cancel. For t in chunk n (b the in-chunk cumulative log2-gate, b_last its last row):
 //   dg_t = 2^{b_last} R_n + sum_{u >= t} (q_u * dq_u - k_u * dk_u) + sum_{j in chunk} k_j * dk^inter_j
-// with R_n = rowsum(dS_n * S_n) (pass 3, from the bf16 copies), dk^inter_j = 2^{b_last - b_j} (dS_n v_j), and the
-// self pairs (u = j) left out of both dq_u and dk_u in the sum (they cancel exactly). What is
-// left cancels only between pairs inside the chunk, which pass 3 forms with the same rounding
-// on both sides (gla_chunk_grad_kernel.cuh): no scan across chunks, and dg exactly 0 where it
-// is (the first token with no h0).
+// with R_n = rowsum(dS_n * S_n) (pass 3, from the bf16 copies), dk^inter_j = 2^{b_last - b_j}
+// (dS_n v_j), and the self pairs (u = j) left out of both dq_u and dk_u in the sum (they cancel
+// exactly). What is left cancels only between pairs inside the chunk, which pass 3 forms from the
+// same rounded operands on both sides (up to the order of fp32 sums), and no scan runs across
+// chunks. Where dg is 0 (T = 1 without h0) the test measures 0.
 #include <cstdint>
 #include <cuda_bf16.h>
 

@@ -37,12 +37,6 @@ __device__ __forceinline__ void decayed_col_split(std::uint32_t& hi, std::uint32
 }
 
 
-template <int K, int V>
-__device__ __forceinline__ const bf16* k_of_layout(const unsigned char* smem) {
-  return reinterpret_cast<const bf16*>(smem + ChunkGradLayout<K, V>::kK);
-}
-
-
 // Phase A, warps 4-7: A rows i0..i0+15 (zero right of the diagonal). Left of the diagonal block
 // anchored at row i0: (q_t 2^{b_t - b_i0}) . (k_j 2^{b_i0 - b_j}); the block itself directly.
 template <int K, int V>
@@ -53,7 +47,8 @@ __device__ void form_A(unsigned char* smem, int i0, float scale) {
   const float* b = reinterpret_cast<const float*>(smem + L::kB);
   bf16* A = reinterpret_cast<bf16*>(smem + L::kA);
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3, w = i0 / kSub;
-  float acc[6][4] = {};
+  constexpr int kOffDiagTiles = 2 * (kChunk / kSub - 1);  // n8 tiles left of the last row block
+  float acc[kOffDiagTiles][4] = {};
 #pragma unroll
   for (int kc = 0; kc < K; kc += 16) {
     if (w == 0) break;
@@ -63,7 +58,7 @@ __device__ void form_A(unsigned char* smem, int i0, float scale) {
     a[2] = decayed_row_pair<false>(q, L::kQkLd, b, L::kBLd, i0 + gq, i0, kc + 2 * tq + 8);
     a[3] = decayed_row_pair<false>(q, L::kQkLd, b, L::kBLd, i0 + gq + 8, i0, kc + 2 * tq + 8);
 #pragma unroll
-    for (int jt = 0; jt < 6; ++jt) {
+    for (int jt = 0; jt < kOffDiagTiles; ++jt) {
       if (jt >= 2 * w) break;
       const int j = jt * 8 + gq;
       ptx::mma_bf16_16816(acc[jt], a, decayed_row_pair<true>(k, L::kQkLd, b, L::kBLd, j, i0, kc + 2 * tq),
@@ -71,7 +66,7 @@ __device__ void form_A(unsigned char* smem, int i0, float scale) {
     }
   }
 #pragma unroll
-  for (int jt = 0; jt < 6; ++jt) {
+  for (int jt = 0; jt < kOffDiagTiles; ++jt) {
     if (jt >= 2 * w) break;
 #pragma unroll
     for (int e = 0; e < 4; e += 2) {
@@ -162,6 +157,7 @@ template <int K, int V>
 __device__ void form_dk(float (&acc)[K / 8][4], unsigned char* smem, int j0, float* col_sum) {
   using L = ChunkGradLayout<K, V>;
   const bf16* q = reinterpret_cast<const bf16*>(smem + L::kQ);
+  const bf16* k = reinterpret_cast<const bf16*>(smem + L::kK);
   const bf16* v = reinterpret_cast<const bf16*>(smem + L::kV);
   const float* b = reinterpret_cast<const float*>(smem + L::kB);
   const bf16* dS = reinterpret_cast<const bf16*>(smem + L::kDS);
@@ -187,7 +183,7 @@ __device__ void form_dk(float (&acc)[K / 8][4], unsigned char* smem, int j0, flo
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int j = j0 + gq + half * 8;
-        sum += __bfloat162float(k_of_layout<K, V>(smem)[j * L::kQkLd + c]) * acc[nt][2 * half + col] *
+        sum += __bfloat162float(k[j * L::kQkLd + c]) * acc[nt][2 * half + col] *
                ptx::exp2_approx(b[e_row * L::kBLd + c] - b[j * L::kBLd + c]);
       }
       sum += __shfl_xor_sync(0xffffffffu, sum, 4);

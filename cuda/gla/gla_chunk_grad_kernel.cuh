@@ -16,7 +16,7 @@
 // Eight warps, phases separated by barriers:
 //   A  warps 0-3: dA for rows 16w.. (do v^T);  warps 4-7: A for rows 16(w-4)..
 //   B  warps 0-3: dq for rows 16w..;           warps 4-7: dk for rows 16(w-4)..
-//   E  q dq - k dk through shared memory, reverse-summed per column -> dg
+//   C  q dq - k dk through shared memory, reverse-summed per column -> dg
 //   D  all warps: dv for rows 16(w%4).., V columns half w/4
 #include "gla/gla_chunk_grad_anchored.cuh"
 #include "gla/gla_chunk_grad_parts.cuh"
@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(kChunkGradThreads, 1) gla_chunk_grad_kernel(co
   const bool mild = __syncthreads_and(threadIdx.x >= K || b[(kChunk - 1) * L::kBLd + threadIdx.x] >=
                                                               single_anchor::kMinLastGate);
 
-  state_dots<K, V>(smem);  // read in phase E, after several barriers
+  state_dots<K, V>(smem);  // read in phase C, after several barriers
   float acc[K / 8][4] = {};
   float* col_sums = reinterpret_cast<float*>(smem + L::kColSums) + (warp % 4) * K;
   const float* diag = reinterpret_cast<const float*>(smem + L::kDAdiag) + (warp % 4) * kSub * kSub;

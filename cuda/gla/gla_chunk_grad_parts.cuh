@@ -207,7 +207,7 @@ __device__ void state_dots(unsigned char* smem) {
   reinterpret_cast<float*>(smem + L::kStateDots)[part * K + r] = dot;
 }
 
-// Phase E: dL/da = x dq - y dk per element without the self pairs, from the accumulators of the
+// Phase C: dL/da = x dq - y dk per element without the self pairs, from the accumulators of the
 // warps serving the same rows (dq warps 0-3 and dk warps 4-7 hold them at the same fragment
 // positions; x, y are what sits where q, k were loaded: q, k, or on the single-anchor path their
 // decayed copies, which pair with its accumulators), then the suffix sums down each column plus the chunk's carry
