@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cuda_bf16.h>
 
+#include "common/mma_operands.cuh"
 #include "common/ptx_sm80.cuh"
 #include "gla/gla_gate_cumsum.cuh"
 
@@ -31,6 +32,7 @@ namespace overlap::cuda::gla_backward_kernel {
 
 using bf16 = __nv_bfloat16;
 namespace ptx = overlap::cuda::ptx;
+using namespace overlap::cuda::mma;
 
 constexpr int kChunk = 64;
 constexpr int kSub = 16;         // rows per anchoring sub-chunk = one mma row tile
@@ -59,35 +61,6 @@ struct Params {
 template <int K, int Threads>
 __device__ void cumsum_log2(float* b, int ld, float* totals) {
   gla_gates::cumsum_log2<K, Threads, kChunk>(b, ld, totals);
-}
-
-// mma.sync m16n8k16 operands from shared memory, named by how the matrix is stored:
-//   a_rows:  A[m][kk] = M[m][kk]   (M row-major, rows m0..m0+15, columns k0..k0+15)
-//   a_cols:  A[m][kk] = M[kk][m]   (the transpose of a row-major M)
-//   b_cols:  B[kk][n] = M[n][kk]   (rows of M are the output columns), two n8 tiles
-//   b_rows:  B[kk][n] = M[kk][n]   (rows of M are the reduction index), two n8 tiles
-// A b_* load fills r[0], r[1] for columns n0..n0+7 and r[2], r[3] for n0+8..n0+15.
-__device__ __forceinline__ void a_rows(std::uint32_t (&r)[4], const bf16* m, int ld, int m0, int k0) {
-  const int lane = threadIdx.x & 31, mi = lane >> 3;
-  ptx::ldmatrix_x4(r, m + (m0 + (lane & 7) + (mi & 1) * 8) * ld + k0 + (mi >> 1) * 8);
-}
-__device__ __forceinline__ void a_cols(std::uint32_t (&r)[4], const bf16* m, int ld, int m0, int k0) {
-  const int lane = threadIdx.x & 31, mi = lane >> 3;
-  ptx::ldmatrix_x4_trans(r, m + (k0 + (lane & 7) + (mi >> 1) * 8) * ld + m0 + (mi & 1) * 8);
-}
-__device__ __forceinline__ void b_cols(std::uint32_t (&r)[4], const bf16* m, int ld, int n0, int k0) {
-  const int lane = threadIdx.x & 31, mi = lane >> 3;
-  ptx::ldmatrix_x4(r, m + (n0 + (lane & 7) + (mi >> 1) * 8) * ld + k0 + (mi & 1) * 8);
-}
-__device__ __forceinline__ void b_rows(std::uint32_t (&r)[4], const bf16* m, int ld, int n0, int k0) {
-  const int lane = threadIdx.x & 31, mi = lane >> 3;
-  ptx::ldmatrix_x4_trans(r, m + (k0 + (lane & 7) + (mi & 1) * 8) * ld + n0 + (mi >> 1) * 8);
-}
-
-__device__ __forceinline__ void mma_pair(float (&d0)[4], float (&d1)[4], const std::uint32_t (&a)[4],
-                                         const std::uint32_t (&b)[4]) {
-  ptx::mma_bf16_16816(d0, a, b[0], b[1]);
-  ptx::mma_bf16_16816(d1, a, b[2], b[3]);
 }
 
 // Element offsets of one (b, h) in the token-major tensors and in the per-(b, h) arrays.

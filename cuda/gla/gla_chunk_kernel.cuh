@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cuda_bf16.h>
 
+#include "common/mma_operands.cuh"
 #include "common/ptx_sm80.cuh"
 #include "gla/gla_gate_cumsum.cuh"
 #include "gla/gla_tiling.hpp"
@@ -184,20 +185,6 @@ __device__ __forceinline__ std::uint32_t plain_pair(const bf16* x, int row, int 
   return *reinterpret_cast<const std::uint32_t*>(x + row * L::kQkLd + col);
 }
 
-// B fragments (k16 x n8, two n8 tiles) of a row-major bf16 matrix whose rows are the MMA's
-// reduction index: rows row0..row0+15, columns col0..col0+15.
-__device__ __forceinline__ void load_b_pair(std::uint32_t (&r)[4], const bf16* m, int ld, int row0, int col0) {
-  const int lane = threadIdx.x & 31, mi = lane >> 3;
-  ptx::ldmatrix_x4_trans(r, m + (row0 + (lane & 7) + (mi & 1) * 8) * ld + col0 + (mi >> 1) * 8);
-}
-
-// A fragment (m16 x k16) of the TRANSPOSE of a row-major bf16 matrix: A[m][kk] = M[kk][m].
-__device__ __forceinline__ void load_a_transposed(std::uint32_t (&r)[4], const bf16* m, int ld, int kk0,
-                                                  int m0) {
-  const int lane = threadIdx.x & 31, mi = lane >> 3;
-  ptx::ldmatrix_x4_trans(r, m + (kk0 + (lane & 7) + (mi >> 1) * 8) * ld + m0 + (mi & 1) * 8);
-}
-
 // Fills a warp's 16x16 scratch with the diagonal block of the intra-chunk matrix
 // A[i][j] = sum_k q_ik k_jk 2^{b_ik - b_jk}, j <= i, rows/cols i0..i0+15 (lower triangle;
 // the upper triangle stays zero from the kernel's start).
@@ -317,7 +304,7 @@ __device__ void output_first_half(OutputRegs& r, const Stage<K, Stages>& st, con
 #pragma unroll
     for (int np = 0; np < kBlockV / 16; ++np) {
       std::uint32_t bf[4];
-      load_b_pair(bf, s_n, L::kVLd, kc, np * 16);
+      mma::b_rows(bf, s_n, L::kVLd, np * 16, kc);
       ptx::mma_bf16_16816(r.acc[2 * np], a, bf[0], bf[1]);
       ptx::mma_bf16_16816(r.acc[2 * np + 1], a, bf[2], bf[3]);
     }
@@ -350,7 +337,7 @@ __device__ void output_second_half(OutputRegs& r, const Params& p, const Slice& 
 #pragma unroll
     for (int np = 0; np < kBlockV / 16; ++np) {
       std::uint32_t bf[4];
-      load_b_pair(bf, st.v, L::kVLd, sc * 16, np * 16);
+      mma::b_rows(bf, st.v, L::kVLd, np * 16, sc * 16);
       ptx::mma_bf16_16816(r.acc[2 * np], a, bf[0], bf[1]);
       ptx::mma_bf16_16816(r.acc[2 * np + 1], a, bf[2], bf[3]);
     }
@@ -447,11 +434,11 @@ __device__ void update_state(StateRegs<K>& S, const Stage<K, Stages>& st, const 
 #pragma unroll
     for (int mt = 0; mt < StateRegs<K>::kMTiles; ++mt) {
       std::uint32_t a[4];
-      load_a_transposed(a, kd, L::kQkLd, kc, m_base + mt * 16);
+      mma::a_cols(a, kd, L::kQkLd, m_base + mt * 16, kc);
 #pragma unroll
       for (int np = 0; np < kBlockV / 16; ++np) {
         std::uint32_t bf[4];
-        load_b_pair(bf, st.v, L::kVLd, kc, np * 16);
+        mma::b_rows(bf, st.v, L::kVLd, np * 16, kc);
         ptx::mma_bf16_16816(S.s[mt][2 * np], a, bf[0], bf[1]);
         ptx::mma_bf16_16816(S.s[mt][2 * np + 1], a, bf[2], bf[3]);
       }
