@@ -26,6 +26,7 @@
 
 #include "common/mma_operands.cuh"
 #include "common/ptx_sm80.cuh"
+#include "gla/gla_backward_tiling.hpp"
 #include "gla/gla_gate_cumsum.cuh"
 
 namespace overlap::cuda::gla_backward_kernel {
@@ -34,8 +35,6 @@ using bf16 = __nv_bfloat16;
 namespace ptx = overlap::cuda::ptx;
 using namespace overlap::cuda::mma;
 
-constexpr int kChunk = 64;
-constexpr int kSub = 16;         // rows per anchoring sub-chunk = one mma row tile
 
 struct Params {
   const bf16* q;      // [B,T,H,K]

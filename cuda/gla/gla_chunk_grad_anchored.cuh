@@ -36,7 +36,6 @@ __device__ __forceinline__ void decayed_col_split(std::uint32_t& hi, std::uint32
   lo = ptx::pack_bf16(x0 - h.x, x1 - h.y);
 }
 
-
 // Phase A, warps 4-7: A rows i0..i0+15 (zero right of the diagonal). Left of the diagonal block
 // anchored at row i0: (q_t 2^{b_t - b_i0}) . (k_j 2^{b_i0 - b_j}); the block itself directly.
 template <int K, int V>

@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(kChunkGradThreads, 1) gla_chunk_grad_kernel(co
   }
   __syncthreads();  // S_n, v and dA are no longer read: their space takes q dq - k dk
 
-  gates_grad<K, V>(p, sl, smem, acc, n, mild, p.dg + sl.qk_row0 + t0 * qk_stride);
+  gates_grad<K, V>(p, smem, acc, n, mild, p.dg + sl.qk_row0 + t0 * qk_stride);
 
   float dv[V / 16][4] = {};
   const int v0 = (warp / 4) * (V / 2);

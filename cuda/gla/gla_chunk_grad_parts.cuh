@@ -5,41 +5,6 @@
 
 namespace overlap::cuda::gla_backward_kernel {
 
-constexpr int kChunkGradWarps = 8;
-constexpr int kChunkGradThreads = 32 * kChunkGradWarps;
-
-template <int K, int V>
-struct ChunkGradLayout {
-  static constexpr int kQkLd = K + 8;
-  static constexpr int kVLd = V + 8;
-  static constexpr int kBLd = K + 4;
-  static constexpr int kCLd = kChunk + 8;
-  static constexpr int kQ = 0;
-  static constexpr int kK = kQ + kChunk * kQkLd * 2;
-  static constexpr int kDo = kK + kChunk * kQkLd * 2;
-  static constexpr int kB = kDo + kChunk * kVLd * 2;
-  static constexpr int kDS = kB + kChunk * kBLd * 4;
-  static constexpr int kA = kDS + K * kVLd * 2;  // A, bf16, zero above the diagonal
-  // Needed only until dq and dk are formed; then reused for q dq - k dk (fp32 [C][K]).
-  static constexpr int kSn = kA + kChunk * kCLd * 2;
-  static constexpr int kV = kSn + K * kVLd * 2;
-  static constexpr int kDA = kV + kChunk * kVLd * 2;       // dA, bf16, zero above the diagonal
-  static constexpr int kDAdiag = kDA + kChunk * kCLd * 2;  // dA's diagonal 16x16 blocks, fp32
-  static constexpr int kReusedEnd = kDAdiag + (kChunk / kSub) * kSub * kSub * 4;
-  static constexpr int kDgLd = K + 4;
-  static constexpr int kDg = kSn;
-  static_assert(kDg + kChunk * kDgLd * 4 <= kReusedEnd, "q dq - k dk must fit where S_n, v and dA were");
-  static constexpr int kTotals = kReusedEnd;
-  static constexpr int kColSums = kTotals + kChunkGradThreads * 4;  // per dk warp: sum_j k_j * dk^inter_j
-  // Single-anchor path: k 2^{b_last - b}, bf16 (the A operand of dv's inter-chunk GEMM).
-  static constexpr int kKF = kColSums + (kChunk / kSub) * K * 4;
-  static constexpr int kSelfDots = kKF + kChunk * kQkLd * 2;  // <q_t, k_t> in fp32, before decay
-  // R_n = rowsum(dS_n * S_n) in kChunkGradThreads / K partial sums per row.
-  static constexpr int kStateDots = kSelfDots + kChunk * 4;
-  static constexpr int kBytes = kStateDots + kChunkGradThreads * 4;
-};
-
-
 template <int K, int V>
 __device__ void load_chunk_grad_inputs(const Params& p, const Slice& sl, unsigned char* smem, int n) {
   using L = ChunkGradLayout<K, V>;
@@ -56,7 +21,6 @@ __device__ void load_chunk_grad_inputs(const Params& p, const Slice& sl, unsigne
   load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kSn), L::kVLd, p.states + state, V, K, V, K);
   load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kDS), L::kVLd, p.dstates + state, V, K, V, K);
 }
-
 
 // acc[j] (n-tiles of 8 columns) += <x_t, y_j> for rows t = i0..i0+15 and the 16-column blocks
 // of j up to and including the diagonal one (x, y row-major with D columns, row stride ld).
@@ -104,7 +68,6 @@ __device__ void form_dA(unsigned char* smem, int i0, float scale) {
     }
 }
 
-
 // acc += X[r0..r0+15] M^T with X [C][V] (do or v) and M [K][V] (S_n or dS_n): the inter-chunk
 // GEMM of dq and of dk.
 template <int K, int V>
@@ -122,7 +85,6 @@ __device__ void rows_times_state_t(float (&acc)[K / 8][4], const bf16* x, const 
     }
   }
 }
-
 
 // dq or dk rows r0..r0+15 with the self pair put back, times a per-element factor:
 // f (acc + dA_{r,r} x_r) with f = 1, or f = e[r][c] or 1 / e[r][c] (kInverse) where e is given
@@ -210,11 +172,11 @@ __device__ void state_dots(unsigned char* smem) {
 // Phase C: dL/da = x dq - y dk per element without the self pairs, from the accumulators of the
 // warps serving the same rows (dq warps 0-3 and dk warps 4-7 hold them at the same fragment
 // positions; x, y are what sits where q, k were loaded: q, k, or on the single-anchor path their
-// decayed copies, which pair with its accumulators), then the suffix sums down each column plus the chunk's carry
-// e_last * R_n + sum_j k_j dk^inter_j (gla_backward_common.cuh), written to dg.
+// decayed copies, which pair with its accumulators), then the suffix sums down each column plus
+// the chunk's carry e_last * R_n + sum_j k_j dk^inter_j (gla_backward_common.cuh), written to dg.
 template <int K, int V>
-__device__ void gates_grad(const Params& p, const Slice& sl, unsigned char* smem, const float (&acc)[K / 8][4],
-                           int n, bool e_is_exp, float* dg) {
+__device__ void gates_grad(const Params& p, unsigned char* smem, const float (&acc)[K / 8][4], int n, bool e_is_exp,
+                           float* dg) {
   using L = ChunkGradLayout<K, V>;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   const bf16* x = reinterpret_cast<const bf16*>(smem + (warp < 4 ? L::kQ : L::kK));

@@ -15,25 +15,6 @@ namespace overlap::cuda::gla_backward_kernel {
 
 enum class Walk { States, StateGrads };
 
-constexpr int kWalkBlock = 64;  // state rows and columns per CTA
-constexpr int kWalkWarps = 4;   // warp w owns rows 16w..16w+15 of the block
-constexpr int kWalkThreads = 32 * kWalkWarps;
-constexpr int kWalkStages = 3;
-
-// Per stage: the chunk's q or k (this CTA's columns; decayed in place), do or v, and g (then its
-// cumulative sum; read along rows only, so unpadded). Three stages and two CTAs fit an SM.
-struct WalkLayout {
-  static constexpr int kXLd = kWalkBlock + 8;
-  static constexpr int kYLd = kWalkBlock + 8;
-  static constexpr int kBLd = kWalkBlock;
-  static constexpr int kX = 0;
-  static constexpr int kY = kX + kChunk * kXLd * 2;
-  static constexpr int kB = kY + kChunk * kYLd * 2;
-  static constexpr int kStageBytes = kB + kChunk * kBLd * 4;
-  static constexpr int kTotals = kStageBytes * kWalkStages;
-  static constexpr int kBytes = kTotals + kWalkThreads * 4;
-};
-
 template <Walk W>
 __device__ void load_walk_chunk(const Params& p, long long x0, long long y0, unsigned char* stage, int K, int n) {
   using L = WalkLayout;

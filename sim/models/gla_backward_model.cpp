@@ -4,13 +4,10 @@
 //      state), carrying S forwards and dS backwards in registers: every S_n and dS_n in bf16;
 //   3. chunk grads (gla_chunk_grad_kernel.cuh): one CTA per (b, h, chunk) forms dq, dk, dv, dg.
 // Work per chunk is counted per warp from the kernels' source (gla_warp_work.hpp), as the
-// forward's mma.sync kernels are; shared-memory traffic in 128-byte wavefronts where lanes hit
-// few rows (a 16-bit load that touches two rows costs a wavefront, not 64 bytes).
-#include <algorithm>
-#include <cmath>
-
+// forward's mma.sync kernels are; shared memory per CTA from the kernels' own layouts
+// (cuda/gla/gla_backward_tiling.hpp).
 #include "core/error.hpp"
-#include "sim/gemm_model.hpp"
+#include "cuda/gla/gla_backward_tiling.hpp"
 #include "sim/models/gla_model.hpp"
 #include "sim/models/gla_warp_work.hpp"
 #include "sim/occupancy.hpp"
@@ -21,14 +18,14 @@ namespace overlap::sim {
 namespace {
 
 using namespace gla_work;
-
-constexpr int kChunk = 64, kSub = 16, kWalkBlock = 64;
-constexpr double kWavefront = 128;  // bytes of one shared-memory wavefront
+using cuda::gla_backward_kernel::kChunk;
+using cuda::gla_backward_kernel::kWalkBlock;
+namespace tiling = cuda::gla_backward_kernel;
 
 // Registers per thread of the compiled kernels (ptxas -v, sm_90a, CUDA 13.0), by (K, V) and K.
 int chunk_grad_regs(std::int64_t K, std::int64_t V) {
-  if (K == 128) return V == 128 ? 255 : 241;
-  return V == 128 ? 220 : 148;
+  if (K == 128) return V == 128 ? 255 : 240;
+  return V == 128 ? 215 : 145;
 }
 constexpr int kWalkRegs = 128;
 
@@ -46,7 +43,7 @@ CopyEngine engine_on(const HardwareProfile& hw) {
 // the state (16 rows a warp): {work on the chunk's own data, the update carried from the last
 // chunk}.
 std::pair<std::vector<Step>, std::vector<Step>> walk_phases(const HardwareProfile& hw) {
-  const int warps = 4;
+  const int warps = tiling::kWalkWarps;
   const double C = kChunk, B = kWalkBlock, nv = kWalkBlock / 16.0;
   std::vector<Step> compute, carried;
   {  // cumsum of the gates in place: C x 64 fp32 read and written, one add each.
@@ -87,10 +84,9 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
   KernelSpec k;
   k.name = forward ? "gla_backward_states" : "gla_backward_state_grads";
   k.ctas = d.B * d.H * (d.K / kWalkBlock) * (d.V / kWalkBlock);
-  k.threads_per_cta = 128;
-  k.regs_per_cta = regs_for_warps(4, kWalkRegs);
-  // WalkLayout: three stages of x (decayed in place), y (bf16) and g (fp32), the scan totals.
-  k.smem_bytes = std::int64_t(3 * (2 * C * (B + 8) * 2 + C * B * 4) + 128 * 4);
+  k.threads_per_cta = tiling::kWalkThreads;
+  k.regs_per_cta = regs_for_warps(tiling::kWalkWarps, kWalkRegs);
+  k.smem_bytes = tiling::WalkLayout::kBytes;
   TileLoop loop;
   loop.tiles = int((d.T + kChunk - 1) / kChunk);
   // x and g columns are read by the V/64 CTAs of a row block, y by the K/64 CTAs of a column
@@ -104,8 +100,8 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
   if (forward ? d.h0 : d.hT) loop.prologue.push_back(load(B * B * 4, 1.0, engine, forward ? "load h0" : "load dhT"));
   if (!forward && d.h0) loop.epilogue.push_back(store(B * B * 4, engine, "store dh0"));
   LoopSchedule s;
-  s.stages = 3;
-  s.compute_warps = 4;
+  s.stages = tiling::kWalkStages;
+  s.compute_warps = tiling::kWalkWarps;
   build_tile_loop(k, loop, s);
   return k;
 }
@@ -139,7 +135,7 @@ void dv_from_A(WarpWork& x, int i, double V) {
 // gates, so the model times this path, which the usual gates take; chunks of gates strong
 // enough for the anchored path (gla_chunk_grad_anchored.cuh) run slower than predicted.
 std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K, double V) {
-  const int warps = 8;
+  const int warps = tiling::kChunkGradWarps;
   const double C = kChunk, kc = K / 16, vc = V / 16, elems = K / 8 * 4;
   std::vector<Step> steps;
   cumsum_phase(steps, K);
@@ -215,13 +211,9 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
   KernelSpec k;
   k.name = "gla_backward_chunk_grads";
   k.ctas = d.B * d.H * ((d.T + kChunk - 1) / kChunk);
-  k.threads_per_cta = 256;
-  k.regs_per_cta = regs_for_warps(8, chunk_grad_regs(d.K, d.V));
-  // ChunkGradLayout: q, k, do, 2^b, dS_n, A, then S_n, v, dA, dA's diagonal blocks (reused for
-  // q dq - k dk), scan totals, column sums, kF.
-  k.smem_bytes = std::int64_t(2 * C * (K + 8) * 2 + C * (V + 8) * 2 + C * (K + 4) * 4 + K * (V + 8) * 2 +
-                              C * (C + 8) * 2 + K * (V + 8) * 2 + C * (V + 8) * 2 + C * (C + 8) * 2 +
-                              4 * kSub * kSub * 4 + 256 * 4 + 4 * K * 4 + C * (K + 8) * 2);
+  k.threads_per_cta = tiling::kChunkGradThreads;
+  k.regs_per_cta = regs_for_warps(tiling::kChunkGradWarps, chunk_grad_regs(d.K, d.V));
+  k.smem_bytes = tiling::chunk_grad_smem_bytes(int(d.K), int(d.V));
   TileLoop loop;
   loop.tiles = 1;
   loop.loads = {load(C * K * 2, 1.0, engine, "load q"),       load(C * K * 2, 1.0, engine, "load k"),
@@ -233,7 +225,7 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
                  store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")};
   LoopSchedule s;
   s.stages = 1;
-  s.compute_warps = 8;
+  s.compute_warps = tiling::kChunkGradWarps;
   build_tile_loop(k, loop, s);
   return k;
 }
@@ -242,7 +234,8 @@ std::string cannot_run(const HardwareProfile& hw, const ShapeArgs& shape) {
   const GlaKernelShape d = dims(shape);
   if ((d.K != 64 && d.K != 128) || (d.V != 64 && d.V != 128))
     return fmt::format("gla_backward materialized needs K and V in {{64, 128}} (K={}, V={})", d.K, d.V);
-  for (const KernelSpec& k : {state_walk_kernel(hw, d, true), state_walk_kernel(hw, d, false), chunk_grad_kernel(hw, d)}) {
+  for (const KernelSpec& k :
+       {state_walk_kernel(hw, d, true), state_walk_kernel(hw, d, false), chunk_grad_kernel(hw, d)}) {
     const std::string why = why_kernel_does_not_fit(hw, k);
     if (!why.empty()) return why;
   }

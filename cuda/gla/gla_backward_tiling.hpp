@@ -1,0 +1,71 @@
+#pragma once
+// The gla backward kernels' tiling and shared-memory layouts (gla_backward_common.cuh says what
+// each pass does). Host-includable: the model (sim/models/gla_backward_model.cpp) charges the
+// shared memory the kernels allocate from these same definitions.
+namespace overlap::cuda::gla_backward_kernel {
+
+constexpr int kChunk = 64;
+constexpr int kSub = 16;  // rows per anchoring sub-chunk = one mma row tile
+
+// Passes 1 and 2, the state walks (gla_state_walk_kernel.cuh).
+constexpr int kWalkBlock = 64;  // state rows and columns per CTA
+constexpr int kWalkWarps = 4;   // warp w owns rows 16w..16w+15 of the block
+constexpr int kWalkThreads = 32 * kWalkWarps;
+constexpr int kWalkStages = 3;
+
+// Per stage: the chunk's q or k (this CTA's columns; decayed in place), do or v, and g (then its
+// cumulative sum; read along rows only, so unpadded). Three stages and two CTAs fit an SM.
+struct WalkLayout {
+  static constexpr int kXLd = kWalkBlock + 8;
+  static constexpr int kYLd = kWalkBlock + 8;
+  static constexpr int kBLd = kWalkBlock;
+  static constexpr int kX = 0;
+  static constexpr int kY = kX + kChunk * kXLd * 2;
+  static constexpr int kB = kY + kChunk * kYLd * 2;
+  static constexpr int kStageBytes = kB + kChunk * kBLd * 4;
+  static constexpr int kTotals = kStageBytes * kWalkStages;
+  static constexpr int kBytes = kTotals + kWalkThreads * 4;
+};
+
+// Pass 3, the chunk kernel (gla_chunk_grad_kernel.cuh).
+constexpr int kChunkGradWarps = 8;
+constexpr int kChunkGradThreads = 32 * kChunkGradWarps;
+
+template <int K, int V>
+struct ChunkGradLayout {
+  static constexpr int kQkLd = K + 8;
+  static constexpr int kVLd = V + 8;
+  static constexpr int kBLd = K + 4;
+  static constexpr int kCLd = kChunk + 8;
+  static constexpr int kQ = 0;
+  static constexpr int kK = kQ + kChunk * kQkLd * 2;
+  static constexpr int kDo = kK + kChunk * kQkLd * 2;
+  static constexpr int kB = kDo + kChunk * kVLd * 2;
+  static constexpr int kDS = kB + kChunk * kBLd * 4;
+  static constexpr int kA = kDS + K * kVLd * 2;  // A, bf16, zero above the diagonal
+  // Needed only until dq and dk are formed; then reused for q dq - k dk (fp32 [C][K]).
+  static constexpr int kSn = kA + kChunk * kCLd * 2;
+  static constexpr int kV = kSn + K * kVLd * 2;
+  static constexpr int kDA = kV + kChunk * kVLd * 2;       // dA, bf16, zero above the diagonal
+  static constexpr int kDAdiag = kDA + kChunk * kCLd * 2;  // dA's diagonal 16x16 blocks, fp32
+  static constexpr int kReusedEnd = kDAdiag + (kChunk / kSub) * kSub * kSub * 4;
+  static constexpr int kDgLd = K + 4;
+  static constexpr int kDg = kSn;
+  static_assert(kDg + kChunk * kDgLd * 4 <= kReusedEnd, "q dq - k dk must fit where S_n, v and dA were");
+  static constexpr int kTotals = kReusedEnd;
+  static constexpr int kColSums = kTotals + kChunkGradThreads * 4;  // per dk warp: sum_j k_j * dk^inter_j
+  // Single-anchor path: k 2^{b_last - b}, bf16 (the A operand of dv's inter-chunk GEMM).
+  static constexpr int kKF = kColSums + (kChunk / kSub) * K * 4;
+  static constexpr int kSelfDots = kKF + kChunk * kQkLd * 2;  // <q_t, k_t> in fp32, before decay
+  // R_n = rowsum(dS_n * S_n) in kChunkGradThreads / K partial sums per row.
+  static constexpr int kStateDots = kSelfDots + kChunk * 4;
+  static constexpr int kBytes = kStateDots + kChunkGradThreads * 4;
+};
+
+// ChunkGradLayout<K, V>::kBytes for the (K, V) the kernels are built for (64 or 128 each).
+constexpr int chunk_grad_smem_bytes(int K, int V) {
+  if (K == 64) return V == 64 ? ChunkGradLayout<64, 64>::kBytes : ChunkGradLayout<64, 128>::kBytes;
+  return V == 64 ? ChunkGradLayout<128, 64>::kBytes : ChunkGradLayout<128, 128>::kBytes;
+}
+
+}  // namespace overlap::cuda::gla_backward_kernel
