@@ -210,6 +210,19 @@ def start_report(flush_mode="read", **extra):
     return flush, bw, rate, report
 
 
+def kernel_times(fn):
+    """[(kernel name, device ms)] of one call of fn, after one warm call (torch profiler),
+    longest first."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    kernels = [(e.key, e.device_time_total / 1e3) for e in prof.key_averages() if e.device_time_total > 0]
+    return sorted(kernels, key=lambda x: -x[1])
+
+
 def rel_error(out, ref):
     """Relative Frobenius error of out against ref, in float64."""
     out, ref = out.double(), ref.double()

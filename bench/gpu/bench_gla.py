@@ -25,7 +25,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import add_flush_argument, call_capi, rel_error, start_report, time_calls  # noqa: E402
+from bench_common import (add_flush_argument, call_capi, kernel_times, rel_error, start_report,  # noqa: E402
+                          time_calls)
 
 SHAPES = [(4, 1024, 32, 64, 64), (4, 4096, 32, 64, 64), (8, 4096, 16, 128, 128), (2, 16384, 16, 128, 128)]
 VARIANTS = ["sequential_fused", "sequential_materialized", "pipelined_fused", "pipelined_materialized",
@@ -167,7 +168,6 @@ def main():
 
 def profile_kernels(entry, lib, chunk_gla, inputs, out, scale):
     """Per-kernel device time of one call of each implementation (torch profiler)."""
-    from torch.profiler import ProfilerActivity, profile
     calls = [(r["name"], r["name"]) for r in entry["rows"] if "ms" in r and r["name"] in VARIANTS]
     if chunk_gla is not None:
         calls.append(("fla_chunk_gla", None))
@@ -176,13 +176,7 @@ def profile_kernels(entry, lib, chunk_gla, inputs, out, scale):
         ws = torch.empty(ws_bytes, dtype=torch.uint8, device="cuda") if ws_bytes else None
         fn = (lambda: lib.forward(variant, *inputs, out, ws, scale)) if variant else (
             lambda: chunk_gla(*inputs, scale=scale))
-        fn()
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            fn()
-            torch.cuda.synchronize()
-        kernels = [(e.key, e.device_time_total / 1e3) for e in prof.key_averages() if e.device_time_total > 0]
-        kernels.sort(key=lambda x: -x[1])
+        kernels = kernel_times(fn)
         entry.setdefault("kernels", {})[name] = kernels
         print(f"  {name}: " + "; ".join(f"{k[:60]} {ms:.3f} ms" for k, ms in kernels[:5]))
 

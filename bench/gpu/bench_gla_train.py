@@ -24,8 +24,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import (add_flush_argument, call_capi, clock_line, rel_error, start_report,  # noqa: E402
-                          time_rows)
+from bench_common import (add_flush_argument, call_capi, clock_line, kernel_times, rel_error,  # noqa: E402
+                          start_report, time_rows)
 
 SHAPES = [(8, 4096, 16, 128, 128), (4, 4096, 32, 64, 64)]
 INPUT_SETS = 2
@@ -170,7 +170,7 @@ def main():
             timed += [(both, ours_fwd_bwd), (ours, ours_bwd)]
         clocks = time_rows(timed, INPUT_SETS, args.reps, args.warmup, flush, args.pad_us)
         if args.profile:
-            entry["kernels"] = {row["name"]: profile_kernels(lambda: fn(0)) for row, fn in timed}
+            entry["kernels"] = {row["name"]: kernel_times(lambda: fn(0)) for row, fn in timed}
         entry["rows"] = [row for row, _ in timed] + ([ours, both] if "error" in ours else [])
         if clocks:
             entry["clocks"] = clocks
@@ -182,18 +182,6 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)
-
-
-def profile_kernels(fn):
-    """[(kernel name, device ms)] of one call of fn (torch profiler), longest first."""
-    from torch.profiler import ProfilerActivity, profile
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    kernels = [(e.key, e.device_time_total / 1e3) for e in prof.key_averages() if e.device_time_total > 0]
-    return sorted(kernels, key=lambda x: -x[1])
 
 
 def print_table(entry):
