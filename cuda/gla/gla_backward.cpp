@@ -5,15 +5,15 @@
 #include <cuda_runtime.h>
 
 #include <climits>
-#include <cmath>
 
 #include "core/error.hpp"
 #include "gla/gla_backward_launch.hpp"
+#include "gla/gla_backward_tiling.hpp"
 
 namespace overlap::cuda {
 namespace {
 
-constexpr std::int64_t kChunk = 64;
+using gla_backward_kernel::kChunk;
 
 // The workspace: S_n and dS_n for every chunk, bf16, the second 256-byte aligned.
 struct WorkspaceLayout {
@@ -80,7 +80,6 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
                     "gla_backward {}: {} must be 16-byte aligned (its address ends in {:#x})", name, what,
                     reinterpret_cast<std::uintptr_t>(ptr) % 16);
   OVERLAP_REQUIRE(!s.want_hT || a.dhT, "gla_backward {}: the shape says hT=1 but dhT is null", name);
-  const float scale = static_cast<float>(s.scale > 0 ? s.scale : 1.0 / std::sqrt(static_cast<double>(s.K)));
   const WorkspaceLayout ws(s);
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
   void* scratch = a.workspace;
@@ -107,7 +106,7 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
   p.H = static_cast<int>(s.H);
   p.K = static_cast<int>(s.K);
   p.V = static_cast<int>(s.V);
-  p.scale = scale;
+  p.scale = static_cast<float>(s.scale_or_default());
 
   int launched = gla_backward_launch::states(p, stream);
   if (launched == cudaSuccess) launched = gla_backward_launch::state_grads(p, stream);

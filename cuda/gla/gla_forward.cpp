@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cmath>
 
 #include "core/error.hpp"
 #include "gla/gla_launch.hpp"
@@ -137,7 +136,7 @@ void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, C
   p.H = static_cast<int>(s.H);
   p.K = static_cast<int>(s.K);
   p.V = static_cast<int>(s.V);
-  p.scale = static_cast<float>(s.scale > 0 ? s.scale : 1.0 / std::sqrt(static_cast<double>(s.K)));
+  p.scale = static_cast<float>(s.scale_or_default());
   p.units_per_cta = options.pingpong_units_per_cta;
   p.block_v = options.pingpong_block_v;
   p.segments = options.pingpong_segments;

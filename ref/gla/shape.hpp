@@ -8,6 +8,7 @@
 // dh0: state_shape() when has_h0), and the incoming gradients are do (v_shape()) and dhT
 // (state_shape() when want_hT). That is why the two flags say which *states exist* rather than
 // "forward only", and why the scale lives here rather than in one function's argument list.
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct GlaShape {
   // Throws overlap::Error naming the key and value for a size below 1 or a flag not 0/1.
   static GlaShape from_args(const ShapeArgs& args);
   ShapeArgs to_args() const;
+  // The scale a kernel applies: `scale`, or K^-1/2 where it is left at 0.
+  double scale_or_default() const { return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(K)); }
 
   Shape qk_shape() const { return {B, T, H, K}; }
   Shape v_shape() const { return {B, T, H, V}; }
