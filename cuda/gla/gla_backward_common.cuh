@@ -80,18 +80,25 @@ __device__ __forceinline__ Slice slice_of(const Params& p, int b, int h) {
   return s;
 }
 
-// cp.async of `rows` rows of `cols` bf16 (or 2*cols fp32 halves) from a strided source into
-// shared memory with row stride ld; rows at or past `valid` arrive as zeros.
-template <int Threads, class Elem>
-__device__ __forceinline__ void load_rows(Elem* dst, int ld, const Elem* src, long long src_stride, int rows,
-                                          int cols, int valid) {
+// cp.async of Rows rows of Cols elements (bf16 or fp32) from a strided source into shared
+// memory with row stride ld; rows at or past `valid` arrive as zeros. A thread keeps one
+// 16-byte column of the rows and steps down them by pointer, so that a piece costs an add and
+// a compare rather than a division and a 64-bit multiply.
+template <int Threads, int Rows, int Cols, class Elem>
+__device__ __forceinline__ void load_rows(Elem* dst, int ld, const Elem* src, long long src_stride, int valid) {
   constexpr int kPer16 = 16 / sizeof(Elem);
-  const int pieces = cols / kPer16;
-#pragma unroll 4
-  for (int idx = threadIdx.x; idx < rows * pieces; idx += Threads) {
-    const int r = idx / pieces, c = (idx % pieces) * kPer16;
-    const bool in = r < valid;
-    ptx::cp_async_16(dst + r * ld + c, src + (in ? r : 0) * src_stride + c, in ? 16 : 0);
+  constexpr int kPieces = Cols / kPer16;       // 16-byte pieces of a row
+  constexpr int kRowStep = Threads / kPieces;  // rows between one thread's pieces
+  static_assert(kPieces * kPer16 == Cols && kRowStep * kPieces == Threads && Rows % kRowStep == 0,
+                "the threads tile the rows in whole 16-byte columns");
+  const int r0 = threadIdx.x / kPieces, c = (threadIdx.x % kPieces) * kPer16;
+  const Elem* s = src + r0 * src_stride + c;
+  Elem* d = dst + r0 * ld + c;
+  const long long step = kRowStep * src_stride;
+#pragma unroll
+  for (int i = 0; i < Rows / kRowStep; ++i, s += step) {
+    const bool in = r0 + i * kRowStep < valid;
+    ptx::cp_async_16(d + i * kRowStep * ld, in ? s : src, in ? 16 : 0);
   }
 }
 

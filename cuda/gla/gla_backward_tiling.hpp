@@ -23,8 +23,9 @@ struct WalkLayout {
   static constexpr int kY = kX + kChunk * kXLd * 2;
   static constexpr int kB = kY + kChunk * kYLd * 2;
   static constexpr int kStageBytes = kB + kChunk * kBLd * 4;
-  static constexpr int kTotals = kStageBytes * kWalkStages;
-  static constexpr int kBytes = kTotals + kWalkThreads * 4;
+  static constexpr int kTotals = kStageBytes * kWalkStages;  // the halves' gate totals per column
+  static constexpr int kLast = kTotals + kWalkThreads * 4;    // b_last per channel
+  static constexpr int kBytes = kLast + kWalkBlock * 4;
 };
 
 // Pass 3, the chunk kernel (gla_chunk_grad_kernel.cuh).

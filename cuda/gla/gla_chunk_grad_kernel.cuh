@@ -37,15 +37,13 @@ __global__ void __launch_bounds__(kChunkGradThreads, 1) gla_chunk_grad_kernel(co
   float* b = reinterpret_cast<float*>(smem + L::kB);
 
   load_chunk_grad_inputs<K, V>(p, sl, smem, n);
-  ptx::cp_async_commit();
-  ptx::cp_async_wait<0>();
+  ptx::cp_async_wait<1>();  // the chunk's rows; S_n and dS_n still on the way
   __syncthreads();
   cumsum_log2<K, kChunkGradThreads>(b, L::kBLd, reinterpret_cast<float*>(smem + L::kTotals));
   __syncthreads();  // the last row of b is read below
   const bool mild = __syncthreads_and(threadIdx.x >= K || b[(kChunk - 1) * L::kBLd + threadIdx.x] >=
                                                               single_anchor::kMinLastGate);
 
-  state_dots<K, V>(smem);  // read in phase C, after several barriers
   float acc[K / 8][4] = {};
   float* col_sums = reinterpret_cast<float*>(smem + L::kColSums) + (warp % 4) * K;
   const float* diag = reinterpret_cast<const float*>(smem + L::kDAdiag) + (warp % 4) * kSub * kSub;
@@ -58,7 +56,9 @@ __global__ void __launch_bounds__(kChunkGradThreads, 1) gla_chunk_grad_kernel(co
     __syncthreads();
     if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
     else single_anchor::form_A<K, V>(smem, rows0, p.scale);
+    ptx::cp_async_wait<0>();
     __syncthreads();
+    state_dots<K, V>(smem);  // read in phase C, after several barriers
     if (warp < 4) {
       single_anchor::form_dq<K, V>(acc, smem, rows0, p.scale);
       store_grad_rows(acc, diag, k_smem, L::kQkLd, b, L::kBLd, dq, qk_stride, rows0, t0, p.T);
@@ -69,7 +69,9 @@ __global__ void __launch_bounds__(kChunkGradThreads, 1) gla_chunk_grad_kernel(co
   } else {
     if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
     else anchored::form_A<K, V>(smem, rows0, p.scale);
+    ptx::cp_async_wait<0>();
     __syncthreads();
+    state_dots<K, V>(smem);
     if (warp < 4) {
       anchored::form_dq<K, V>(acc, smem, rows0, p.scale);
       store_grad_rows(acc, diag, k_smem, L::kQkLd, nullptr, 0, dq, qk_stride, rows0, t0, p.T);

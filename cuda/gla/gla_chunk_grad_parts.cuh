@@ -5,6 +5,9 @@
 
 namespace overlap::cuda::gla_backward_kernel {
 
+// The chunk's inputs in two cp.async groups: its rows of q, k, g, do and v first (all that
+// phases up to A need), then S_n and dS_n (phase B on), so that the gate sums, the decayed
+// operands and dA / A run while the states land.
 template <int K, int V>
 __device__ void load_chunk_grad_inputs(const Params& p, const Slice& sl, unsigned char* smem, int n) {
   using L = ChunkGradLayout<K, V>;
@@ -13,13 +16,15 @@ __device__ void load_chunk_grad_inputs(const Params& p, const Slice& sl, unsigne
   const long long qk_stride = (long long)p.H * K, v_stride = (long long)p.H * V;
   const long long qk0 = sl.qk_row0 + t0 * qk_stride, v0 = sl.v_row0 + t0 * v_stride;
   const long long state = sl.states0 + (long long)n * K * V;
-  load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kQ), L::kQkLd, p.q + qk0, qk_stride, kChunk, K, valid);
-  load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kK), L::kQkLd, p.k + qk0, qk_stride, kChunk, K, valid);
-  load_rows<kT>(reinterpret_cast<float*>(smem + L::kB), L::kBLd, p.g + qk0, qk_stride, kChunk, K, valid);
-  load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kDo), L::kVLd, p.do_ + v0, v_stride, kChunk, V, valid);
-  load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kV), L::kVLd, p.v + v0, v_stride, kChunk, V, valid);
-  load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kSn), L::kVLd, p.states + state, V, K, V, K);
-  load_rows<kT>(reinterpret_cast<bf16*>(smem + L::kDS), L::kVLd, p.dstates + state, V, K, V, K);
+  load_rows<kT, kChunk, K>(reinterpret_cast<bf16*>(smem + L::kQ), L::kQkLd, p.q + qk0, qk_stride, valid);
+  load_rows<kT, kChunk, K>(reinterpret_cast<bf16*>(smem + L::kK), L::kQkLd, p.k + qk0, qk_stride, valid);
+  load_rows<kT, kChunk, K>(reinterpret_cast<float*>(smem + L::kB), L::kBLd, p.g + qk0, qk_stride, valid);
+  load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kDo), L::kVLd, p.do_ + v0, v_stride, valid);
+  load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kV), L::kVLd, p.v + v0, v_stride, valid);
+  ptx::cp_async_commit();
+  load_rows<kT, K, V>(reinterpret_cast<bf16*>(smem + L::kSn), L::kVLd, p.states + state, V, K);
+  load_rows<kT, K, V>(reinterpret_cast<bf16*>(smem + L::kDS), L::kVLd, p.dstates + state, V, K);
+  ptx::cp_async_commit();
 }
 
 // acc[j] (n-tiles of 8 columns) += <x_t, y_j> for rows t = i0..i0+15 and the 16-column blocks
@@ -189,11 +194,16 @@ __device__ void gates_grad(const Params& p, unsigned char* smem, const float (&a
 #pragma unroll
       for (int nt = 0; nt < K / 8; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int r = rows0 + gq + (e >> 1) * 8, c = nt * 8 + 2 * tq + (e & 1);
-          const float term = __bfloat162float(x[r * L::kQkLd + c]) * acc[nt][e];
-          if (pass == 0) da[r * L::kDgLd + c] = term;
-          else da[r * L::kDgLd + c] -= term;
+        for (int e = 0; e < 4; e += 2) {
+          const int r = rows0 + gq + (e >> 1) * 8, c = nt * 8 + 2 * tq;
+          const float2 xv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(x + r * L::kQkLd + c));
+          float2& d = *reinterpret_cast<float2*>(da + r * L::kDgLd + c);
+          if (pass == 0) {
+            d = make_float2(xv.x * acc[nt][e], xv.y * acc[nt][e + 1]);
+          } else {
+            const float2 was = d;
+            d = make_float2(was.x - xv.x * acc[nt][e], was.y - xv.y * acc[nt][e + 1]);
+          }
         }
     }
     __syncthreads();
@@ -223,11 +233,11 @@ __device__ void gates_grad(const Params& p, unsigned char* smem, const float (&a
   for (int later = kParts - 1; later > 0; --later)
     if (later > part) carry += totals[later * K + c];
   const long long stride = (long long)p.H * K;
+  const int rows = min(kChunk, p.T - n * kChunk) - part * kRows;  // of this thread's part, to store
+  float* out = dg + part * kRows * stride + c;
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    const int t = part * kRows + r;
-    if (n * kChunk + t < p.T) dg[t * stride + c] = suffix[r] + carry;
-  }
+  for (int r = 0; r < kRows; ++r, out += stride)
+    if (r < rows) *out = suffix[r] + carry;
 }
 
 }  // namespace overlap::cuda::gla_backward_kernel

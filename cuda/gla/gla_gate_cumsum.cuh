@@ -1,6 +1,7 @@
 #pragma once
 // The in-chunk cumulative sum of the log-gates every gla kernel of the mma.sync family starts
-// a chunk with (gla_chunk_kernel.cuh, gla_state_walk_kernel.cuh, gla_chunk_grad_kernel.cuh).
+// a chunk with (gla_chunk_kernel.cuh, gla_chunk_grad_kernel.cuh; the state walk keeps its sums in
+// registers instead, gla_state_walk_kernel.cuh).
 namespace overlap::cuda::gla_gates {
 
 constexpr float kLog2e = 1.4426950408889634f;

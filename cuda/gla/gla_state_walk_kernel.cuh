@@ -22,10 +22,48 @@ __device__ void load_walk_chunk(const Params& p, long long x0, long long y0, uns
   const long long x_stride = (long long)p.H * K, y_stride = (long long)p.H * p.V;
   const bf16* x = (W == Walk::States ? p.k : p.q) + x0 + t0 * x_stride;
   const bf16* y = (W == Walk::States ? p.v : p.do_) + y0 + t0 * y_stride;
-  load_rows<kWalkThreads>(reinterpret_cast<bf16*>(stage + L::kX), L::kXLd, x, x_stride, kChunk, kWalkBlock, valid);
-  load_rows<kWalkThreads>(reinterpret_cast<bf16*>(stage + L::kY), L::kYLd, y, y_stride, kChunk, kWalkBlock, valid);
-  load_rows<kWalkThreads>(reinterpret_cast<float*>(stage + L::kB), L::kBLd, p.g + x0 + t0 * x_stride, x_stride,
-                          kChunk, kWalkBlock, valid);
+  constexpr int kT = kWalkThreads;
+  load_rows<kT, kChunk, kWalkBlock>(reinterpret_cast<bf16*>(stage + L::kX), L::kXLd, x, x_stride, valid);
+  load_rows<kT, kChunk, kWalkBlock>(reinterpret_cast<bf16*>(stage + L::kY), L::kYLd, y, y_stride, valid);
+  load_rows<kT, kChunk, kWalkBlock>(reinterpret_cast<float*>(stage + L::kB), L::kBLd, p.g + x0 + t0 * x_stride,
+                                    x_stride, valid);
+}
+
+// One chunk's operand decayed in place, from its gates g (log_e, per step and channel):
+// b = log2(e) * the in-chunk cumulative sum of g, then x_t <- x_t 2^{b_last - b_t} (States:
+// k decayed to the chunk's end) or s x_t 2^{b_t} (StateGrads: q decayed to its entry); b_last
+// per channel to `last`. Thread (c, part) scans rows part*32.. of column c and keeps them in
+// registers (no cumulative sums go back to shared memory); the parts' totals meet in `totals`.
+template <Walk W>
+__device__ __forceinline__ void decay_operand(bf16* x, const float* g, float* last, float* totals, float scale) {
+  using L = WalkLayout;
+  constexpr int kParts = kWalkThreads / kWalkBlock, kRows = kChunk / kParts;
+  static_assert(kParts == 2, "a column's two halves meet in one exchange");
+  const int c = threadIdx.x % kWalkBlock, part = threadIdx.x / kWalkBlock;
+  const float* gc = g + part * kRows * L::kBLd + c;
+  float b[kRows];
+  float run = 0.f;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    run += gc[r * L::kBLd] * gla_gates::kLog2e;
+    b[r] = run;
+  }
+  totals[part * kWalkBlock + c] = run;
+  __syncthreads();
+  const float first_total = totals[c];
+  const float b_last = first_total + totals[kWalkBlock + c];
+  if (part == 1) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) b[r] += first_total;
+  } else {
+    last[c] = b_last;
+  }
+  bf16* xc = x + part * kRows * L::kXLd + c;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const float f = W == Walk::States ? ptx::exp2_approx(b_last - b[r]) : scale * ptx::exp2_approx(b[r]);
+    xc[r * L::kXLd] = __float2bfloat16_rn(__bfloat162float(xc[r * L::kXLd]) * f);
+  }
 }
 
 // grid (K/64 * V/64, H, B).
@@ -61,15 +99,15 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
     ptx::cp_async_commit();
   }
   bf16* out = W == Walk::States ? p.states : p.dstates;
+  float* totals = reinterpret_cast<float*>(smem + L::kTotals);
+  float* last = reinterpret_cast<float*>(smem + L::kLast);
   for (int it = 0; it < NT; ++it) {
     const int n = chunk_of(it);
     unsigned char* stage = smem + (it % kWalkStages) * L::kStageBytes;
     bf16* x = reinterpret_cast<bf16*>(stage + L::kX);
     const bf16* y = reinterpret_cast<const bf16*>(stage + L::kY);
-    float* bl = reinterpret_cast<float*>(stage + L::kB);
+    const float* bl = reinterpret_cast<const float*>(stage + L::kB);
     ptx::cp_async_wait<kWalkStages - 1>();
-    __syncthreads();
-    cumsum_log2<kWalkBlock, kWalkThreads>(bl, L::kBLd, reinterpret_cast<float*>(smem + L::kTotals));
     __syncthreads();
 
     // The state as it stands at this chunk, in bf16 (the operand pass 3 reads).
@@ -80,25 +118,11 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
       for (int e = 0; e < 4; e += 2)
         *reinterpret_cast<std::uint32_t*>(state_out + at(nt, e)) = ptx::pack_bf16(s[nt][e], s[nt][e + 1]);
 
-    // The operand decayed to the chunk's entry (q) or end (k), in place.
-    const float* b_last = bl + (kChunk - 1) * L::kBLd;
-#pragma unroll 8
-    for (int idx = threadIdx.x; idx < kChunk * kWalkBlock / 2; idx += kWalkThreads) {
-      const int t = idx / (kWalkBlock / 2), c = (idx % (kWalkBlock / 2)) * 2;
-      const float2 xv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(x + t * L::kXLd + c));
-      const float2 bt = *reinterpret_cast<const float2*>(bl + t * L::kBLd + c);
-      float2 f;
-      if constexpr (W == Walk::States) {
-        f = make_float2(ptx::exp2_approx(b_last[c] - bt.x), ptx::exp2_approx(b_last[c + 1] - bt.y));
-      } else {
-        f = make_float2(p.scale * ptx::exp2_approx(bt.x), p.scale * ptx::exp2_approx(bt.y));
-      }
-      *reinterpret_cast<std::uint32_t*>(x + t * L::kXLd + c) = ptx::pack_bf16(xv.x * f.x, xv.y * f.y);
-    }
+    decay_operand<W>(x, bl, last, totals, p.scale);
     __syncthreads();
 
-    const float d0 = ptx::exp2_approx(b_last[warp * 16 + gq]);
-    const float d1 = ptx::exp2_approx(b_last[warp * 16 + gq + 8]);
+    const float d0 = ptx::exp2_approx(last[warp * 16 + gq]);
+    const float d1 = ptx::exp2_approx(last[warp * 16 + gq + 8]);
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt) {
       s[nt][0] *= d0;

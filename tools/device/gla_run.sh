@@ -93,5 +93,13 @@ if [[ $what == ncu_bwd ]]; then
   echo "ncu backward: exit $?"
   grep -E "^  [a-z_]+.*\(|Duration|Registers Per|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Achieved Occupancy|Throughput" \
     "$OUT/ncu_bwd_${shape//,/_}.txt" | head -60
+  # Per-SASS-instruction stall samples of each backward kernel (CSV, read back on the host).
+  for kernel in gla_chunk_grad gla_state_walk; do
+    timeout 200 ncu --kernel-name regex:$kernel --launch-count 1 --section SourceCounters --section WarpStateStats \
+      --page source --print-source sass --csv python3 bench/gpu/bench_gla_train.py \
+      --lib "$B/cuda/gla/liboverlap_gla_capi.so" --no-peers --reps 1 --warmup 0 --shapes "$shape" \
+      >"$OUT/ncu_sass_$kernel.csv" 2>&1
+    echo "ncu source $kernel: exit $? ($(wc -l <"$OUT/ncu_sass_$kernel.csv") lines)"
+  done
 fi
 exit $status
