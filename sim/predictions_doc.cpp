@@ -7,11 +7,12 @@
 
 #include "core/error.hpp"
 #include "sim/api.hpp"
+#include "sim/variants.hpp"
 
 namespace overlap::sim {
 namespace {
 
-const std::vector<std::string> kGpus = {"T4", "A100", "H100", "B200"};
+const std::vector<std::string> kGpus = {"T4", "A100", "H100", "H200", "B200"};
 
 struct Outcome {
   std::optional<Prediction> p;
@@ -61,6 +62,26 @@ class Doc {
   }
 
   // One hypothesis: speedup of `b` over `a` per GPU, with the model's one-line reason.
+  // gla_backward: saved_states against materialized, the forward's extra state writes included.
+  void saving_table(const std::string& shape_text) {
+    const ShapeArgs shape = parse_shape("gla_backward", shape_text);
+    out_ += "Saving the states, per GPU: the backward's time saved, the forward's extra writes, the net.\n\n";
+    out_ += "| GPU | backward saves | forward writes more | net |\n|---|---:|---:|---:|\n";
+    for (std::size_t g = 0; g < kGpus.size(); ++g) {
+      const Outcome a = run(g, "gla_backward", "materialized", shape_text);
+      const Outcome b = run(g, "gla_backward", "saved_states", shape_text);
+      if (!a.p || !b.p) {
+        out_ += fmt::format("| {} | n/a | n/a | n/a |\n", kGpus[g]);
+        continue;
+      }
+      const double saved_us = a.p->time_us - b.p->time_us;
+      const double extra_us = gla_saved_states_bytes(shape) / (hw_[g].hbm_bandwidth_GBps * 1e3);
+      out_ += fmt::format("| {} | {} | {} | {} ({}) |\n", kGpus[g], time_text(saved_us), time_text(extra_us),
+                          time_text(saved_us - extra_us), saved_us > extra_us ? "saving pays" : "recomputing pays");
+    }
+    out_ += "\n";
+  }
+
   void hypothesis(const std::string& title, const std::string& workload, const std::string& a, const std::string& b,
                   const std::string& shape, const std::function<std::string(std::size_t)>& shape_for = {}) {
     out_ += fmt::format("**{}** (`{}` over `{}`)\n\n", title, b, a);
@@ -118,13 +139,16 @@ void gla_section(Doc& d) {
 void gla_backward_section(Doc& d) {
   auto& o = d.text();
   o += "## gla_backward: the gradients (issue 18)\n\n";
-  o += "`materialized`: the forward's state pass writes every S_n, a backward walk writes every dS_n, and one CTA "
-       "per chunk forms dq, dk, dv, dg (cuda/gla/gla_backward_common.cuh). The benchmark's shapes "
-       "(bench/gpu/bench_gla_train.py), no h0 or dhT:\n\n";
+  o += "`materialized`: a forward walk writes every S_n, a backward walk writes every dS_n, and one CTA per chunk "
+       "forms dq, dk, dv, dg (cuda/gla/gla_backward_common.cuh). `saved_states`: the forward saves every S_n "
+       "instead (bf16, B H NT K V elements more written), and the backward runs the last two passes. Whether saving "
+       "pays is the backward's saving against the forward's extra writes, charged here at the profile's HBM "
+       "bandwidth. The benchmark's shapes (bench/gpu/bench_gla_train.py), no h0 or dhT:\n\n";
   for (const auto& shape : std::vector<std::string>{"B=8,T=4096,H=16,K=128,V=128,h0=0,hT=0",
                                                    "B=4,T=4096,H=32,K=64,V=64,h0=0,hT=0"}) {
     o += fmt::format("Shape `{}`:\n\n", shape);
-    d.time_table("gla_backward", {"materialized"}, shape);
+    d.time_table("gla_backward", {"materialized", "saved_states"}, shape);
+    d.saving_table(shape);
   }
 }
 

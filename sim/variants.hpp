@@ -56,6 +56,8 @@ std::vector<VariantModel> enum_variant_models(std::string_view workload,
 // One vector per workload file (sim/models/*_model.cpp).
 std::vector<VariantModel> gla_variant_models();
 std::vector<VariantModel> gla_backward_variant_models();
+// HBM bytes the forward writes more when it saves S_n for gla_backward's saved_states.
+double gla_saved_states_bytes(const ShapeArgs& shape);
 std::vector<VariantModel> linrnn_variant_models();
 std::vector<VariantModel> projchain_variant_models();
 std::vector<VariantModel> dualgemm_variant_models();

@@ -6,8 +6,12 @@
 Per shape (B, T, H, K, V), rows (issue 18's names):
   fla_chunk_gla_fwd_bwd  chunk_gla forward, then torch.autograd.grad of o for q, k, v, g
   fla_chunk_gla_bwd      the autograd.grad alone, on a forward kept from before
-  overlap_fwd_bwd        our forward (the library's default variant), then our backward
-  overlap_bwd            our backward alone
+  overlap_fwd_bwd        our forward (pingpong_fused) saving every chunk's state, then our
+                         saved_states backward
+  overlap_bwd            the saved_states backward alone (states from an earlier forward)
+  overlap_fwd_bwd_materialized, overlap_bwd_materialized
+                         the same with the forward saving nothing and the materialized backward,
+                         which walks the chunks for the states itself
 floor_ms is the backward's: the larger of the bytes it must move (q, k, v, g, do read; dq, dk, dv,
 dg written) over the copy bandwidth and its tensor-core FLOPs over the bf16 matmul rate, both
 measured in this run. Before timing, our dq, dk, dv, dg are compared with chunk_gla's (relative
@@ -29,42 +33,44 @@ from bench_common import (add_flush_argument, call_capi, clock_line, kernel_time
 
 SHAPES = [(8, 4096, 16, 128, 128), (4, 4096, 32, 64, 64)]
 INPUT_SETS = 2
-BACKWARD_VARIANT = "materialized"
 FORWARD_VARIANT = "pingpong_fused"
+BACKWARD_VARIANTS = ("saved_states", "materialized")
 
 
 class OverlapLib:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
-        f = self.lib.overlap_gla_forward
+        f = self.lib.overlap_gla_forward_saving_states
         f.restype = ctypes.c_int
-        f.argtypes = [ctypes.c_char_p] + [ctypes.c_void_p] * 8 + [ctypes.c_int] * 5 + [
+        f.argtypes = [ctypes.c_char_p] + [ctypes.c_void_p] * 9 + [ctypes.c_int] * 5 + [
             ctypes.c_double, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
         b = self.lib.overlap_gla_backward
         b.restype = ctypes.c_int
-        b.argtypes = [ctypes.c_char_p] + [ctypes.c_void_p] * 13 + [ctypes.c_int] * 5 + [
+        b.argtypes = [ctypes.c_char_p] + [ctypes.c_void_p] * 14 + [ctypes.c_int] * 5 + [
             ctypes.c_double, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
         w = self.lib.overlap_gla_backward_workspace_bytes
         w.restype = ctypes.c_longlong
         w.argtypes = [ctypes.c_char_p] + [ctypes.c_int] * 6 + [ctypes.c_char_p, ctypes.c_int]
 
-    def forward(self, q, k, v, g, o, scale):
+    def forward(self, q, k, v, g, o, states, scale):
+        """states: a bf16 [B, H, ceil(T/64), K, V] tensor the forward fills, or None."""
         B, T, H, K = q.shape
-        call_capi(self.lib.overlap_gla_forward, FORWARD_VARIANT.encode(), q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                  g.data_ptr(), None, o.data_ptr(), None, None, B, T, H, K, v.shape[-1], scale,
+        call_capi(self.lib.overlap_gla_forward_saving_states, FORWARD_VARIANT.encode(), q.data_ptr(), k.data_ptr(),
+                  v.data_ptr(), g.data_ptr(), None, o.data_ptr(), None,
+                  states.data_ptr() if states is not None else None, None, B, T, H, K, v.shape[-1], scale,
                   torch.cuda.current_stream().cuda_stream)
 
-    def backward_workspace(self, shape):
-        n = call_capi(self.lib.overlap_gla_backward_workspace_bytes, BACKWARD_VARIANT.encode(), *shape, 0)
+    def backward_workspace(self, variant, shape):
+        n = call_capi(self.lib.overlap_gla_backward_workspace_bytes, variant.encode(), *shape, 0)
         return torch.empty(max(n, 1), dtype=torch.uint8, device="cuda")
 
-    def backward(self, q, k, v, g, d_o, grads, ws, scale):
+    def backward(self, variant, q, k, v, g, d_o, grads, states, ws, scale):
         B, T, H, K = q.shape
         dq, dk, dv, dg = grads
-        call_capi(self.lib.overlap_gla_backward, BACKWARD_VARIANT.encode(), q.data_ptr(), k.data_ptr(),
+        call_capi(self.lib.overlap_gla_backward, variant.encode(), q.data_ptr(), k.data_ptr(),
                   v.data_ptr(), g.data_ptr(), None, d_o.data_ptr(), None, dq.data_ptr(), dk.data_ptr(),
-                  dv.data_ptr(), dg.data_ptr(), None, ws.data_ptr(), B, T, H, K, v.shape[-1], scale,
-                  torch.cuda.current_stream().cuda_stream)
+                  dv.data_ptr(), dg.data_ptr(), None, states.data_ptr() if states is not None else None,
+                  ws.data_ptr(), B, T, H, K, v.shape[-1], scale, torch.cuda.current_stream().cuda_stream)
 
 
 def make_inputs(shape, seed):
@@ -120,36 +126,14 @@ def main():
         entry = {"shape": dict(B=B, T=T, H=H, K=K, V=V), "floor_ms": max(bytes_ms, flops_ms),
                  "floor_bytes": floor_bytes, "floor_bytes_ms": bytes_ms, "floor_flops": flops,
                  "floor_flops_ms": flops_ms, "rows": []}
-        ws = lib.backward_workspace(shape)
         outs = [torch.empty(B, T, H, V, device="cuda", dtype=torch.bfloat16) for _ in sets]
-        grads = [(torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), torch.empty_like(g))
-                 for q, k, v, g, _ in sets]
-
-        def ours_bwd(i):
-            q, k, v, g, d_o = sets[i]
-            lib.backward(q, k, v, g, d_o, grads[i], ws, scale)
-
-        def ours_fwd_bwd(i):
-            q, k, v, g, _ = sets[i]
-            lib.forward(q, k, v, g, outs[i], scale)
-            ours_bwd(i)
-
-        for gr in grads:
-            for x in gr:
-                x.fill_(float("nan"))
-        for i in range(INPUT_SETS):
-            ours_bwd(i)
-        torch.cuda.synchronize()
-        ours = {"name": "overlap_bwd", "variant": BACKWARD_VARIANT}
-        both = {"name": "overlap_fwd_bwd", "variant": f"{FORWARD_VARIANT} + {BACKWARD_VARIANT}"}
-        timed = []
+        states = [torch.empty(B, H, (T + 63) // 64, K, V, device="cuda", dtype=torch.bfloat16) for _ in sets]
+        timed, checked = [], []
+        ref = None
         if chunk_gla is not None:
             leaves = [tuple(x.detach().clone().requires_grad_(True) for x in s[:4]) for s in sets]
             kept = [chunk_gla(*lv, scale=scale)[0] for lv in leaves]
             ref = [torch.autograd.grad(kept[i], leaves[i], sets[i][4], retain_graph=True) for i in range(INPUT_SETS)]
-            errors = {name: max(rel_error(grads[i][j], ref[i][j]) for i in range(INPUT_SETS))
-                      for j, name in enumerate(["dq", "dk", "dv", "dg"])}
-            ours["rel_error_vs_fla"] = errors
 
             def fla_fwd_bwd(i):
                 o = chunk_gla(*leaves[i], scale=scale)[0]
@@ -159,24 +143,55 @@ def main():
                 torch.autograd.grad(kept[i], leaves[i], sets[i][4], retain_graph=True)
 
             timed += [({"name": "fla_chunk_gla_fwd_bwd"}, fla_fwd_bwd), ({"name": "fla_chunk_gla_bwd"}, fla_bwd)]
-        else:
-            ours["checked"] = "NaN / unwritten only (no chunk_gla to compare with)"
-        bad = [n for n, x in zip(["dq", "dk", "dv", "dg"], grads[0]) if torch.isnan(x).any().item()]
-        if bad:
-            ours["error"] = both["error"] = f"NaN or unwritten element in {', '.join(bad)}"
-        elif chunk_gla is not None and max(ours["rel_error_vs_fla"].values()) > 1e-2:
-            ours["error"] = both["error"] = f"gradients differ from chunk_gla: {ours['rel_error_vs_fla']}"
-        else:
-            timed += [(both, ours_fwd_bwd), (ours, ours_bwd)]
+        for variant in BACKWARD_VARIANTS:
+            saved = variant == "saved_states"
+            suffix = "" if saved else f"_{variant}"
+            ws = lib.backward_workspace(variant, shape)
+            grads = [(torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), torch.empty_like(g))
+                     for q, k, v, g, _ in sets]
+
+            def bwd(i, variant=variant, ws=ws, grads=grads, saved=saved):
+                q, k, v, g, d_o = sets[i]
+                lib.backward(variant, q, k, v, g, d_o, grads[i], states[i] if saved else None, ws, scale)
+
+            def fwd_bwd(i, bwd=bwd, saved=saved):
+                q, k, v, g, _ = sets[i]
+                lib.forward(q, k, v, g, outs[i], states[i] if saved else None, scale)
+                bwd(i)
+
+            for gr in grads:
+                for x in gr:
+                    x.fill_(float("nan"))
+            for st in states:
+                st.fill_(float("nan"))  # saved_states must read what the forward wrote
+            for i in range(INPUT_SETS):
+                fwd_bwd(i)
+            torch.cuda.synchronize()
+            ours = {"name": "overlap_bwd" + suffix, "variant": variant}
+            both = {"name": "overlap_fwd_bwd" + suffix, "variant": f"{FORWARD_VARIANT} + {variant}"}
+            bad = [n for n, x in zip(["dq", "dk", "dv", "dg"], grads[0]) if torch.isnan(x).any().item()]
+            if ref is not None:
+                ours["rel_error_vs_fla"] = {name: max(rel_error(grads[i][j], ref[i][j]) for i in range(INPUT_SETS))
+                                            for j, name in enumerate(["dq", "dk", "dv", "dg"])}
+            else:
+                ours["checked"] = "NaN / unwritten only (no chunk_gla to compare with)"
+            if bad:
+                ours["error"] = both["error"] = f"NaN or unwritten element in {', '.join(bad)}"
+            elif ref is not None and max(ours["rel_error_vs_fla"].values()) > 1e-2:
+                ours["error"] = both["error"] = f"gradients differ from chunk_gla: {ours['rel_error_vs_fla']}"
+            else:
+                timed += [(both, fwd_bwd), (ours, bwd)]
+            if "error" in ours:
+                checked += [ours, both]
         clocks = time_rows(timed, INPUT_SETS, args.reps, args.warmup, flush, args.pad_us)
         if args.profile:
             entry["kernels"] = {row["name"]: kernel_times(lambda: fn(0)) for row, fn in timed}
-        entry["rows"] = [row for row, _ in timed] + ([ours, both] if "error" in ours else [])
+        entry["rows"] = [row for row, _ in timed] + checked
         if clocks:
             entry["clocks"] = clocks
         report["shapes"].append(entry)
         print_table(entry)
-        del sets, grads, outs, ws
+        del sets, outs, states, timed
         torch.cuda.empty_cache()
 
     if args.out:

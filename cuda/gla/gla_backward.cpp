@@ -15,16 +15,17 @@ namespace {
 
 using gla_backward_kernel::kChunk;
 
-// The workspace: S_n and dS_n for every chunk, bf16, the second 256-byte aligned.
+// The workspace: dS_n for every chunk, bf16, and before it S_n (materialized only), each
+// 256-byte aligned.
 struct WorkspaceLayout {
   std::size_t states = 0, dstates = 0, bytes = 0;
-  explicit WorkspaceLayout(const gla::GlaShape& s) {
+  WorkspaceLayout(GlaBackwardVariant v, const gla::GlaShape& s) {
     const auto align = [](std::size_t x) { return (x + 255) / 256 * 256; };
     const std::size_t chunks = static_cast<std::size_t>((s.T + kChunk - 1) / kChunk);
     const std::size_t state_array =
         align(static_cast<std::size_t>(s.B * s.H) * chunks * static_cast<std::size_t>(s.K * s.V) * 2);
-    dstates = state_array;
-    bytes = 2 * state_array;
+    dstates = v == GlaBackwardVariant::Materialized ? state_array : 0;
+    bytes = dstates + state_array;
   }
 };
 
@@ -37,11 +38,14 @@ void check_cuda(int code, std::string_view what, GlaBackwardVariant v) {
 }  // namespace
 
 const std::vector<GlaBackwardVariant>& all_gla_backward_variants() {
-  static const std::vector<GlaBackwardVariant> all = {GlaBackwardVariant::Materialized};
+  static const std::vector<GlaBackwardVariant> all = {GlaBackwardVariant::Materialized,
+                                                       GlaBackwardVariant::SavedStates};
   return all;
 }
 
-std::string gla_backward_variant_name(GlaBackwardVariant) { return "materialized"; }
+std::string gla_backward_variant_name(GlaBackwardVariant v) {
+  return v == GlaBackwardVariant::Materialized ? "materialized" : "saved_states";
+}
 
 GlaBackwardVariant parse_gla_backward_variant(std::string_view name) {
   std::string known;
@@ -63,8 +67,8 @@ std::optional<std::string> gla_backward_cannot_implement(GlaBackwardVariant v, c
   return std::nullopt;
 }
 
-std::size_t gla_backward_workspace_bytes(GlaBackwardVariant, const gla::GlaShape& s) {
-  return WorkspaceLayout(s).bytes;
+std::size_t gla_backward_workspace_bytes(GlaBackwardVariant v, const gla::GlaShape& s) {
+  return WorkspaceLayout(v, s).bytes;
 }
 
 void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::GlaShape& s, CUstream_st* stream) {
@@ -74,13 +78,18 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
                   "gla_backward {}: q, k, v, g, do, dq, dk, dv and dg must be device pointers", name);
   OVERLAP_REQUIRE(!s.has_h0 || a.h0, "gla_backward {}: the shape says h0=1 but h0 is null", name);
   // cp.async moves 16-byte pieces: every tensor it reads must start on a 16-byte boundary.
+  const bool saved = v == GlaBackwardVariant::SavedStates;
+  OVERLAP_REQUIRE(!saved || a.states,
+                  "gla_backward {}: states (the forward's saved S_n, GlaDeviceArgs::states) must be a device pointer",
+                  name);
   for (const auto& [what, ptr] : {std::pair<const char*, const void*>{"q", a.q}, {"k", a.k}, {"v", a.v}, {"g", a.g},
-                                  {"do", a.do_}, {"workspace", a.workspace}})
+                                  {"do", a.do_}, {"states", saved ? a.states : nullptr},
+                                  {"workspace", a.workspace}})
     OVERLAP_REQUIRE(reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0,
                     "gla_backward {}: {} must be 16-byte aligned (its address ends in {:#x})", name, what,
                     reinterpret_cast<std::uintptr_t>(ptr) % 16);
   OVERLAP_REQUIRE(!s.want_hT || a.dhT, "gla_backward {}: the shape says hT=1 but dhT is null", name);
-  const WorkspaceLayout ws(s);
+  const WorkspaceLayout ws(v, s);
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
   void* scratch = a.workspace;
   if (!scratch) check_cuda(cudaMallocAsync(&scratch, ws.bytes, cs), "workspace allocation", v);
@@ -94,7 +103,8 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
   p.do_ = a.do_;
   p.h0 = s.has_h0 ? a.h0 : nullptr;
   p.dhT = s.want_hT ? a.dhT : nullptr;
-  p.states = base + ws.states;
+  // saved_states only reads S_n (the walk that would write them does not run).
+  p.states = saved ? const_cast<void*>(a.states) : base + ws.states;
   p.dstates = base + ws.dstates;
   p.dq = a.dq;
   p.dk = a.dk;
@@ -108,7 +118,7 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
   p.V = static_cast<int>(s.V);
   p.scale = static_cast<float>(s.scale_or_default());
 
-  int launched = gla_backward_launch::states(p, stream);
+  int launched = saved ? cudaSuccess : gla_backward_launch::states(p, stream);
   if (launched == cudaSuccess) launched = gla_backward_launch::state_grads(p, stream);
   if (launched == cudaSuccess) launched = gla_backward_launch::chunk_grads(p, stream);
   if (!a.workspace) check_cuda(cudaFreeAsync(scratch, cs), "workspace release", v);

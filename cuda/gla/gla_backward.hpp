@@ -24,7 +24,10 @@ namespace overlap::cuda {
 //   materialized  three passes: a forward walk writes every S_n, a backward walk every dS_n
 //                 (both bf16 in the workspace), and one CTA per chunk forms dq, dk, dv, dg from
 //                 them (cuda/gla/gla_backward_common.cuh).
-enum class GlaBackwardVariant { Materialized };
+//   saved_states  S_n as the forward saved them (GlaDeviceArgs::states, bf16): the backward
+//                 walk and the chunk pass only. The forward writes B H NT K V bf16 more; the
+//                 backward skips a walk that reads k, v and g.
+enum class GlaBackwardVariant { Materialized, SavedStates };
 
 const std::vector<GlaBackwardVariant>& all_gla_backward_variants();
 std::string gla_backward_variant_name(GlaBackwardVariant variant);
@@ -43,8 +46,11 @@ struct GlaBackwardArgs {
   void* dv = nullptr;         // bf16 [B,T,H,V]
   float* dg = nullptr;        // fp32 [B,T,H,K]
   float* dh0 = nullptr;       // fp32 [B,H,K,V] or null (not wanted)
-  // Scratch of gla_backward_workspace_bytes; null: allocated on the stream. q, k, v, g, do and
-  // the workspace must be 16-byte aligned (the kernels copy 16-byte pieces).
+  // bf16 [B,H,NT,K,V], NT = ceil(T/64): S_n entering every chunk as gla_forward saved them
+  // (GlaDeviceArgs::states); read by saved_states (required there), unused by materialized.
+  const void* states = nullptr;
+  // Scratch of gla_backward_workspace_bytes; null: allocated on the stream. q, k, v, g, do,
+  // states and the workspace must be 16-byte aligned (the kernels copy 16-byte pieces).
   void* workspace = nullptr;
 };
 

@@ -75,11 +75,26 @@ long long overlap_gla_workspace_bytes(const char* variant, int B, int T, int H, 
   });
 }
 
+int overlap_gla_forward_saving_states(const char* variant, const void* q, const void* k, const void* v,
+                                      const float* g, const float* h0, void* o, float* hT, void* states,
+                                      void* workspace, int B, int T, int H, int K, int V, double scale, void* stream,
+                                      char* err, int err_len);
+
 // `variant`: a name, or name@options (parse_form). 0 on success; otherwise 1 and the reason
 // (unknown variant or option, unsupported shape, CUDA error).
 int overlap_gla_forward(const char* variant, const void* q, const void* k, const void* v, const float* g,
                         const float* h0, void* o, float* hT, void* workspace, int B, int T, int H, int K, int V,
                         double scale, void* stream, char* err, int err_len) {
+  return overlap_gla_forward_saving_states(variant, q, k, v, g, h0, o, hT, nullptr, workspace, B, T, H, K, V, scale,
+                                           stream, err, err_len);
+}
+
+// overlap_gla_forward that also writes S_n entering every 64-step chunk (bf16 [B,H,NT,K,V],
+// GlaDeviceArgs::states; null: not saved), what overlap_gla_backward's saved_states reads.
+int overlap_gla_forward_saving_states(const char* variant, const void* q, const void* k, const void* v,
+                                      const float* g, const float* h0, void* o, float* hT, void* states,
+                                      void* workspace, int B, int T, int H, int K, int V, double scale, void* stream,
+                                      char* err, int err_len) {
   return capi_guard(err, err_len, 1, [&] {
     overlap::cuda::GlaDeviceArgs a;
     a.q = q;
@@ -89,6 +104,7 @@ int overlap_gla_forward(const char* variant, const void* q, const void* k, const
     a.h0 = h0;
     a.o = o;
     a.hT = hT;
+    a.states = states;
     a.workspace = workspace;
     const VariantForm f = parse_form(variant);
     overlap::cuda::gla_forward(f.variant, a, make_shape(B, T, H, K, V, h0 != nullptr, hT != nullptr, scale),
@@ -107,11 +123,12 @@ long long overlap_gla_backward_workspace_bytes(const char* variant, int B, int T
 }
 
 // The gradients of overlap_gla_forward: dq, dk, dv (bf16), dg (fp32) and dh0 (fp32, when h0 is
-// given) from do (bf16) and dhT (fp32 or null). 0 on success; otherwise 1 and the reason.
+// given) from do (bf16) and dhT (fp32 or null); `states`: the forward's saved S_n (variant
+// saved_states; null for materialized). 0 on success; otherwise 1 and the reason.
 int overlap_gla_backward(const char* variant, const void* q, const void* k, const void* v, const float* g,
                          const float* h0, const void* d_o, const float* dhT, void* dq, void* dk, void* dv, float* dg,
-                         float* dh0, void* workspace, int B, int T, int H, int K, int V, double scale, void* stream,
-                         char* err, int err_len) {
+                         float* dh0, const void* states, void* workspace, int B, int T, int H, int K, int V,
+                         double scale, void* stream, char* err, int err_len) {
   return capi_guard(err, err_len, 1, [&] {
     overlap::cuda::GlaBackwardArgs a;
     a.q = q;
@@ -126,6 +143,7 @@ int overlap_gla_backward(const char* variant, const void* q, const void* k, cons
     a.dv = dv;
     a.dg = dg;
     a.dh0 = dh0;
+    a.states = states;
     a.workspace = workspace;
     overlap::cuda::gla_backward(overlap::cuda::parse_gla_backward_variant(variant ? variant : ""), a,
                                 make_shape(B, T, H, K, V, h0 != nullptr, dhT != nullptr, scale),

@@ -56,7 +56,7 @@ struct Params {
   const float* h0;  // [B,H,K,V] or null (S_0 = 0)
   float* hT;        // [B,H,K,V] or null
   bf16* o;          // [B,T,H,V]
-  bf16* states;     // [B,H,NT,K,V]: S_n entering chunk n (materialized carry only)
+  bf16* states;     // [B,H,NT,K,V]: S_n entering chunk n (materialized carry; fused: saved if set)
   int T, H, V;
   int num_chunks;      // NT = ceil(T / C)
   int chunks_per_cta;  // Outputs pass only
@@ -503,6 +503,9 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocksPerSm<K, Stages, P>)) gla
     if constexpr (P == Pass::States) {
       if (!output_warp) S.store_bf16(p.states + sl.states0 + (long long)n * K * p.V, p.V);
     } else {
+      // The fused carry saves S_n where the caller asks (gla_backward's saved_states).
+      if (P == Pass::Fused && p.states && !output_warp)
+        S.store_bf16(p.states + sl.states0 + (long long)n * K * p.V, p.V);
       if (output_warp) output_first_half<K, Stages>(out, st, P == Pass::Fused ? s_fused : st.s);
       else diagonal_block<K, Stages>(st, block * 16, scratch);
     }

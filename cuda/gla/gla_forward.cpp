@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 
 #include "core/error.hpp"
 #include "gla/gla_launch.hpp"
@@ -140,20 +141,26 @@ void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, C
   p.units_per_cta = options.pingpong_units_per_cta;
   p.block_v = options.pingpong_block_v;
   p.segments = options.pingpong_segments;
+  OVERLAP_REQUIRE(reinterpret_cast<std::uintptr_t>(a.states) % 16 == 0,
+                  "gla_forward {}: states must be 16-byte aligned (its address ends in {:#x})", gla_variant_name(v),
+                  reinterpret_cast<std::uintptr_t>(a.states) % 16);
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
   if (v.carry == StateCarry::Fused) {
+    p.states = a.states;
     check_cuda(v.schedule == Schedule::Pingpong ? gla_launch::pingpong_fused(p, stream)
                                                 : gla_launch::fused(p, t.stages, stream),
                "fused kernel launch", v);
     return;
   }
-  void* scratch = a.workspace;
-  if (!scratch) check_cuda(cudaMallocAsync(&scratch, gla_workspace_bytes(v, s), cs), "workspace allocation", v);
+  // The materialized carry's states are the saved states: written where the caller wants them.
+  void* scratch = a.states ? a.states : a.workspace;
+  const bool own = !scratch;
+  if (own) check_cuda(cudaMallocAsync(&scratch, gla_workspace_bytes(v, s), cs), "workspace allocation", v);
   p.states = scratch;
   const int launched = v.schedule == Schedule::Pingpong
                            ? gla_launch::pingpong_materialized(p, t.chunks_per_cta, stream)
                            : gla_launch::materialized(p, t.stages, t.chunks_per_cta, stream);
-  if (!a.workspace) check_cuda(cudaFreeAsync(scratch, cs), "workspace release", v);
+  if (own) check_cuda(cudaFreeAsync(scratch, cs), "workspace release", v);
   check_cuda(launched, "materialized kernels launch", v);
 }
 

@@ -43,6 +43,11 @@ struct GlaDeviceArgs {
   float* hT = nullptr;       // fp32 [B,H,K,V] or null
   // Scratch for the materialized carry (gla_workspace_bytes); null: allocated on the stream.
   void* workspace = nullptr;
+  // Optional, bf16 [B,H,NT,K,V] (NT = ceil(T/64)), 16-byte aligned: where given, the forward
+  // also writes S_n, the state entering every 64-step chunk, which gla_backward's saved_states
+  // variant reads instead of walking the chunks again (gla_backward.hpp). Every variant can;
+  // the materialized carry then keeps its states here and needs no workspace.
+  void* states = nullptr;
 };
 
 // Why `variant` cannot run `shape` (K, V, size limits), or nullopt when it can.

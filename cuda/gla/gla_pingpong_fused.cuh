@@ -57,6 +57,7 @@ constexpr float kMaxFastDecay = gla::PingpongFusedLayout::kMaxFastDecayLog2;
 // Named barriers (0 is __syncthreads).
 constexpr int kGatingBarrier = 1;
 constexpr int kOutputBarrier = 2;
+constexpr int kStateBarrier = 3;
 
 struct Params {
   CUtensorMap q_map;  // bf16 {K, T, H, B}, box {64, 64, 1, 1}, 128-byte swizzle
@@ -74,6 +75,9 @@ struct Params {
   // chunks [bounds[i], bounds[i + 1]) after walking [0, bounds[i]) state-only.
   int segments;
   int bounds[gla::PingpongFusedSegments::kMax + 1];
+  // Saved states (the kernel's kSave): bf16 [B,H,NT,K,V] as {V, K, NT, B*H}, box {64, K, 1, 1},
+  // 128-byte swizzle: S_n entering every chunk, for gla_backward's saved_states variant.
+  CUtensorMap states_map;
 };
 
 // Shared-memory layout: offsets from the one definition in gla_tiling.hpp.
@@ -473,20 +477,43 @@ struct StateTile {
   }
 };
 
-// Chunks [0, end), from h0; publishes S_m for the output's chunks m in [first, end).
-template <int K, int BV, int S>
-__device__ void update_state(const Params& p, unsigned char* smem, const Barriers& bar, long long state0, int first,
+// The saved states (kSave): S_m, as the state warpgroup has just written it to
+// s_tile for the output, also goes to global memory, by one TMA store per 64 columns.
+template <int K, int BV>
+__device__ __forceinline__ void save_state(const Params& p, const unsigned char* s_tile, int m, int bh, int v0) {
+  sm90::named_sync(kStateBarrier, 128);  // sass:state.save { every thread's part of S_m is in s_tile
+  if (threadIdx.x % 128 == 0) {
+#pragma unroll
+    for (int a = 0; a < BV / 64; ++a) sm90::tma_store_4d(&p.states_map, s_tile + a * K * 128, v0 + a * 64, 0, m, bh);
+    sm90::bulk_commit();
+  }  // } sass:state.save
+}
+// Before s_tile is rewritten: the last saved state's TMA store has read it.
+__device__ __forceinline__ void saved_state_read() {
+  if (threadIdx.x % 128 == 0) sm90::bulk_wait_read_all();  // sass:state.save {
+  sm90::named_sync(kStateBarrier, 128);                     // } sass:state.save
+}
+
+// Chunks [0, end), from h0; publishes S_m for the output's chunks m in [first, end) (and, with
+// kSave, saves them: a separate instantiation, so that the kernel that saves nothing compiles
+// to the same machine code as without the option).
+template <int K, int BV, int S, bool kSave>
+__device__ void update_state(const Params& p, unsigned char* smem, const Barriers& bar, int bh, int v0, int first,
                              int end) {
+  const long long state0 = (long long)bh * K * p.V + v0;
   using L = Layout<K, BV, S>;
   const int lane = threadIdx.x & 31;
   const float* decay = reinterpret_cast<const float*>(smem + L::kDecay);
   const int* flags = reinterpret_cast<const int*>(smem + L::kFlags);
-  void* s_tile = smem + L::kState;
+  unsigned char* s_tile = smem + L::kState;
   StateTile<K, BV> S_;
   S_.load(p.h0 ? p.h0 + state0 : nullptr, p.V);
   S_.store_operand(s_tile);  // S_0, read only where the segment's output starts at chunk 0
   sm90::fence_proxy_async();
-  if (first == 0) sm90::mbar_arrive(bar.s_ready);
+  if (first == 0) {
+    sm90::mbar_arrive(bar.s_ready);
+    if constexpr (kSave) save_state<K, BV>(p, s_tile, 0, bh, v0);
+  }
 
   for (int n = 0; n < end; ++n) {  // sass:state.chunk {
     const int s = n % S;
@@ -518,12 +545,17 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
     if (n + 1 >= first && n + 1 < end) {  // sass:state.store {
       // S_m is the output's (m - first)-th: wait until it has read the one before.
       if (n >= first) sm90::mbar_wait(bar.s_free, (n - first) & 1);
+      if constexpr (kSave) saved_state_read();
       S_.store_operand(s_tile);
       sm90::fence_proxy_async();
       sm90::mbar_arrive(bar.s_ready);
+      if constexpr (kSave) save_state<K, BV>(p, s_tile, n + 1, bh, v0);
     }  // } sass:state.store
   }  // } sass:state.chunk
   if (p.hT && end == p.num_chunks) S_.store(p.hT + state0, p.V);
+  if constexpr (kSave) {
+    if (threadIdx.x % 128 == 0) sm90::bulk_wait_all();  // before the CTA's shared memory goes
+  }
 }
 
 // ---- output ---------------------------------------------------------------------------------
@@ -659,7 +691,7 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
 }
 
 // ---- the kernel -----------------------------------------------------------------------------
-template <int K, int BV, int S>
+template <int K, int BV, int S, bool kSave>
 __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const __grid_constant__ Params p) {
   using L = Layout<K, BV, S>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -704,7 +736,7 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
     gate<K, BV, S>(p, smem, bar, first, end);
   } else if (wg == 2) {
     sm90::setmaxnreg_inc<R::kStateRegs>();
-    update_state<K, BV, S>(p, smem, bar, ((long long)b * p.H + h) * K * p.V + v0, first, end);
+    update_state<K, BV, S, kSave>(p, smem, bar, bh, v0, first, end);
   } else {
     sm90::setmaxnreg_dec<R::kOutputRegs>();
     emit_output<K, BV, S>(p, smem, bar, b, h, v0, first, end);

@@ -25,6 +25,15 @@ cudaError_t make_bthd_map(CUtensorMap* map, CUtensorMapDataType type, int elem, 
   return make_tensor_map_4d(map, type, base, dims, strides, box, swizzle);
 }
 
+// bf16 states [B,H,NT,K,V] as {V, K, NT, B*H}, box {64, K, 1, 1}, 128-byte swizzle (the
+// layout of a state tile the wgmma kernels keep in shared memory).
+cudaError_t make_states_map(CUtensorMap* map, void* states, int B, int H, int chunks, int K, int V) {
+  const cuuint64_t dims[4] = {cuuint64_t(V), cuuint64_t(K), cuuint64_t(chunks), cuuint64_t(B) * H};
+  const cuuint64_t strides[3] = {cuuint64_t(V) * 2, cuuint64_t(K) * V * 2, cuuint64_t(chunks) * K * V * 2};
+  const cuuint32_t box[4] = {64, cuuint32_t(K), 1, 1};
+  return make_tensor_map_4d(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, states, dims, strides, box);
+}
+
 // The SM count of the current device (the fused carry splits V when heads are few).
 cudaError_t device_sms(int* sms) {
   int device = 0;
@@ -55,14 +64,7 @@ cudaError_t fill_params(pp::Params& kp, const Problem& p, int chunks_per_cta) {
   if (e == cudaSuccess) e = make_bthd_map(&kp.v_map, bf, 2, p.v, p.B, p.T, p.H, p.V, 64);
   if (e == cudaSuccess) e = make_bthd_map(&kp.g_map, f32, 4, p.g, p.B, p.T, p.H, K, 32);
   kp.num_chunks = (p.T + pp::kChunk - 1) / pp::kChunk;
-  if (e == cudaSuccess && P == Pass::Outputs) {
-    // states [B,H,NT,K,V] as {V, K, NT, B*H}, box {64, K, 1, 1}.
-    const cuuint64_t dims[4] = {cuuint64_t(p.V), cuuint64_t(K), cuuint64_t(kp.num_chunks), cuuint64_t(p.B) * p.H};
-    const cuuint64_t strides[3] = {cuuint64_t(p.V) * 2, cuuint64_t(K) * p.V * 2,
-                                   cuuint64_t(kp.num_chunks) * K * p.V * 2};
-    const cuuint32_t box[4] = {64, cuuint32_t(K), 1, 1};
-    e = make_tensor_map_4d(&kp.s_map, bf, p.states, dims, strides, box);
-  }
+  if (e == cudaSuccess && P == Pass::Outputs) e = make_states_map(&kp.s_map, p.states, p.B, p.H, kp.num_chunks, K, p.V);
   kp.h0 = P == Pass::Outputs ? nullptr : p.h0;
   kp.hT = P == Pass::Outputs ? nullptr : p.hT;
   kp.o = static_cast<pp::bf16*>(p.o);
@@ -90,7 +92,7 @@ cudaError_t launch_fused(const Problem& p, int sms, cudaStream_t stream) {
   using L = pf::Layout<K, BV, S>;
   constexpr int smem = L::kBytes;
   static_assert(smem <= gla::PingpongFusedLayout::kSmemLimit, "shared memory over the sm_90 limit");
-  auto kernel = pf::gla_pingpong_fused_kernel<K, BV, S>;
+  auto kernel = p.states ? pf::gla_pingpong_fused_kernel<K, BV, S, true> : pf::gla_pingpong_fused_kernel<K, BV, S, false>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); e != cudaSuccess)
     return e;
   const CUtensorMapDataType bf = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, f32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
@@ -100,13 +102,14 @@ cudaError_t launch_fused(const Problem& p, int sms, cudaStream_t stream) {
   if (e == cudaSuccess) e = make_bthd_map(&kp.v_map, bf, 2, p.v, p.B, p.T, p.H, p.V, 64);
   if (e == cudaSuccess) e = make_bthd_map(&kp.g_map, f32, 4, p.g, p.B, p.T, p.H, K, K, CU_TENSOR_MAP_SWIZZLE_NONE);
   if (e == cudaSuccess) e = make_bthd_map(&kp.o_map, bf, 2, p.o, p.B, p.T, p.H, p.V, 64);
+  kp.num_chunks = (p.T + pf::kChunk - 1) / pf::kChunk;
+  if (e == cudaSuccess && p.states) e = make_states_map(&kp.states_map, p.states, p.B, p.H, kp.num_chunks, K, p.V);
   if (e != cudaSuccess) return e;
   kp.h0 = p.h0;
   kp.hT = p.hT;
   kp.H = p.H;
   kp.V = p.V;
   kp.v_blocks = p.V / BV;
-  kp.num_chunks = (p.T + pf::kChunk - 1) / pf::kChunk;
   kp.scale = p.scale;
   using Segments = gla::PingpongFusedSegments;
   const long long walks = (long long)p.B * p.H * kp.v_blocks;

@@ -1,9 +1,11 @@
 // gla's backward kernels (cuda/gla/gla_backward.hpp) as validation variants of the gla_backward
 // workload: inputs q, k, v, g, h0, do, dhT as its vectors store them; dq, dk, dv in bf16, dg and
-// dh0 in fp32.
+// dh0 in fp32. saved_states gets its S_n from the default forward variant, run once per input
+// set before the checked and timed runs (what training's forward would have left).
 #include <memory>
 
 #include "gla/gla_backward.hpp"
+#include "gla/gla_forward.hpp"
 #include "runtime/cuda_check.hpp"
 #include "validate/gpu_variant.hpp"
 
@@ -21,6 +23,29 @@ std::vector<GpuVariant> gla_backward_gpu_variants() {
     gv.output_dtype = [](const std::string& output) {
       return output == "dg" || output == "dh0" ? DType::F32 : DType::BF16;
     };
+    if (v == cuda::GlaBackwardVariant::SavedStates)
+      gv.prepare = [](const ShapeArgs& args, const DeviceTensors& in, cudaStream_t stream) {
+        gla::GlaShape shape = gla::GlaShape::from_args(args);
+        shape.want_hT = false;
+        const Shape dims{shape.B, shape.H, (shape.T + 63) / 64, shape.K, shape.V};
+        std::int64_t elems = 1;
+        for (std::int64_t d : dims) elems *= d;
+        DeviceTensor states{DType::BF16, dims, DeviceBuffer(static_cast<std::size_t>(elems) * 2)};
+        DeviceBuffer o(static_cast<std::size_t>(shape.B * shape.T * shape.H * shape.V) * 2);
+        cuda::GlaDeviceArgs f;
+        f.q = device_ptr(in, "q");
+        f.k = device_ptr(in, "k");
+        f.v = device_ptr(in, "v");
+        f.g = static_cast<const float*>(device_ptr(in, "g"));
+        f.h0 = static_cast<const float*>(device_ptr(in, "h0"));
+        f.o = o.get();
+        f.states = states.buffer.get();
+        cuda::gla_forward(cuda::default_gla_variant(shape), f, shape, reinterpret_cast<CUstream_st*>(stream));
+        OVERLAP_CUDA_CHECK(cudaStreamSynchronize(stream));  // the forward is done before o goes
+        DeviceTensors out;
+        out.emplace("states", std::move(states));
+        return out;
+      };
     // The S_n / dS_n workspace, allocated once and grown on demand (timed runs measure kernels).
     auto workspace = std::make_shared<DeviceBuffer>();
     gv.run = [v, workspace](const ShapeArgs& args, const DeviceTensors& in, DeviceTensors& out, cudaStream_t stream) {
@@ -40,6 +65,7 @@ std::vector<GpuVariant> gla_backward_gpu_variants() {
       a.dv = device_ptr(out, "dv");
       a.dg = static_cast<float*>(device_ptr(out, "dg"));
       a.dh0 = static_cast<float*>(device_ptr(out, "dh0"));
+      a.states = device_ptr(in, "states");
       const std::size_t need = cuda::gla_backward_workspace_bytes(v, shape);
       if (need > workspace->bytes()) *workspace = DeviceBuffer(need);
       a.workspace = workspace->get();

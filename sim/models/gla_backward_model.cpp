@@ -1,5 +1,6 @@
 // gla_backward (the gradients of gla, issue 18): the `materialized` variant, our three passes
-// (cuda/gla/gla_backward_common.cuh):
+// (cuda/gla/gla_backward_common.cuh), and `saved_states`, passes 2 and 3 on the S_n the forward
+// saved (the forward's extra writes: gla_saved_states_bytes):
 //   1. and 2. two walks over the chunks (gla_state_walk_kernel.cuh), per (b, h, 64 x 64 of the
 //      state), carrying S forwards and dS backwards in registers: every S_n and dS_n in bf16;
 //   3. chunk grads (gla_chunk_grad_kernel.cuh): one CTA per (b, h, chunk) forms dq, dk, dv, dg.
@@ -233,12 +234,20 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
   return k;
 }
 
-std::string cannot_run(const HardwareProfile& hw, const ShapeArgs& shape) {
+// The kernels of a variant: saved_states reads S_n from the forward and skips pass 1.
+std::vector<KernelSpec> kernels_of(const HardwareProfile& hw, const GlaKernelShape& d, bool saved) {
+  std::vector<KernelSpec> out;
+  if (!saved) out.push_back(state_walk_kernel(hw, d, true));
+  out.push_back(state_walk_kernel(hw, d, false));
+  out.push_back(chunk_grad_kernel(hw, d));
+  return out;
+}
+
+std::string cannot_run(const HardwareProfile& hw, const ShapeArgs& shape, bool saved) {
   const GlaKernelShape d = dims(shape);
   if ((d.K != 64 && d.K != 128) || (d.V != 64 && d.V != 128))
-    return fmt::format("gla_backward materialized needs K and V in {{64, 128}} (K={}, V={})", d.K, d.V);
-  for (const KernelSpec& k :
-       {state_walk_kernel(hw, d, true), state_walk_kernel(hw, d, false), chunk_grad_kernel(hw, d)}) {
+    return fmt::format("gla_backward needs K and V in {{64, 128}} (K={}, V={})", d.K, d.V);
+  for (const KernelSpec& k : kernels_of(hw, d, saved)) {
     const std::string why = why_kernel_does_not_fit(hw, k);
     if (!why.empty()) return why;
   }
@@ -247,20 +256,28 @@ std::string cannot_run(const HardwareProfile& hw, const ShapeArgs& shape) {
 
 }  // namespace
 
+double gla_saved_states_bytes(const ShapeArgs& shape) {
+  const GlaKernelShape d = dims(shape);
+  return double(d.B * d.H) * double((d.T + kChunk - 1) / kChunk) * double(d.K * d.V) * 2;
+}
+
 std::vector<VariantModel> gla_backward_variant_models() {
-  VariantModel m;
-  m.workload = "gla_backward";
-  m.name = "materialized";
-  m.description =
-      "S_n and dS_n written by a forward and a backward walk over the chunks, then one CTA per chunk forms dq, dk, "
-      "dv, dg (mma.sync)";
-  m.cannot_run = [](const HardwareProfile& hw, const ShapeArgs& shape) { return cannot_run(hw, shape); };
-  m.build = [](const HardwareProfile& hw, const ShapeArgs& shape) {
-    const GlaKernelShape d = dims(shape);
-    return std::vector<KernelSpec>{state_walk_kernel(hw, d, true), state_walk_kernel(hw, d, false),
-                                   chunk_grad_kernel(hw, d)};
-  };
-  return {m};
+  std::vector<VariantModel> out;
+  for (const bool saved : {false, true}) {
+    VariantModel m;
+    m.workload = "gla_backward";
+    m.name = saved ? "saved_states" : "materialized";
+    m.description = saved ? "S_n as the forward saved them (it writes B H NT K V bf16 more); a backward walk writes "
+                            "every dS_n, then one CTA per chunk forms dq, dk, dv, dg (mma.sync)"
+                          : "S_n and dS_n written by a forward and a backward walk over the chunks, then one CTA per "
+                            "chunk forms dq, dk, dv, dg (mma.sync)";
+    m.cannot_run = [saved](const HardwareProfile& hw, const ShapeArgs& shape) { return cannot_run(hw, shape, saved); };
+    m.build = [saved](const HardwareProfile& hw, const ShapeArgs& shape) {
+      return kernels_of(hw, dims(shape), saved);
+    };
+    out.push_back(std::move(m));
+  }
+  return out;
 }
 
 }  // namespace overlap::sim

@@ -52,9 +52,11 @@ constexpr int kWarps = 4;  // state and output: one warpgroup each
 constexpr double kLanes = 32.0 * kWarps;
 constexpr int kGatingWarps = gla::PingpongFusedLayout::kGatingThreads / 32;
 
-// The instantiation the launcher runs for (K, block_v), by its mangled template arguments.
+// The instantiation the launcher runs for (K, block_v), by its mangled template arguments: its
+// stage count, and kSave false (the forward that saves no states for the backward).
 SassCounts mix(int K, int block_v, std::initializer_list<std::string_view> regions) {
-  const std::string part = fmt::format("gla_pingpong_fused_kernelILi{}ELi{}E", K, block_v);
+  const std::string part = fmt::format("gla_pingpong_fused_kernelILi{}ELi{}ELi{}ELb0E", K, block_v,
+                                       gla::PingpongFusedLayout::max_stages(K, block_v));
   return sass_counts(generated::kGlaPingpongFusedSass, part, regions);
 }
 

@@ -5,12 +5,14 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "gla/gla_backward.hpp"
+#include "gla/gla_forward.hpp"
 #include "gla/inputs.hpp"
 #include "../gpu_test_support.hpp"
 #include "vectors/poison.hpp"
@@ -89,6 +91,33 @@ TEST_P(GlaBackwardGpu, MatchesOracle) {
   args.dv = dv.get();
   args.dg = static_cast<float*>(dg.get());
   args.dh0 = shape.has_h0 ? static_cast<float*>(dh0.get()) : nullptr;
+  // saved_states reads S_n as a forward saved them. The forward variant rotates with the case's
+  // seed, so that every variant's way of saving them (TMA from the wgmma kernel's state tile,
+  // the mma.sync kernels' stores) meets the oracle; one that cannot run here passes it on.
+  // The states arrive poisoned: one the forward leaves unwritten fails the gradients.
+  Tensor states_host(DType::BF16, {shape.B, shape.H, (shape.T + 63) / 64, shape.K, shape.V});
+  poison(states_host);
+  const DeviceTensor states(states_host);
+  const DeviceTensor o(Tensor(DType::BF16, shape.v_shape()).nbytes());
+  ASSERT_TRUE(states.get() && o.get());
+  if (variant == GlaBackwardVariant::SavedStates) {
+    const auto& forwards = all_gla_variants();
+    std::size_t pick = static_cast<std::size_t>(c.seed) % forwards.size();
+    while (!gla_can_implement(forwards[pick], shape)) pick = (pick + 1) % forwards.size();
+    GlaDeviceArgs fa;
+    fa.q = q.get();
+    fa.k = k.get();
+    fa.v = v.get();
+    fa.g = args.g;
+    fa.h0 = args.h0;
+    fa.o = o.get();
+    fa.states = states.get();
+    gla::GlaShape forward_shape = shape;
+    forward_shape.want_hT = false;
+    gla_forward(forwards[pick], fa, forward_shape, nullptr);
+    args.states = states.get();
+    std::cout << "[ forward  ] states saved by " << gla_variant_name(forwards[pick]) << "\n";
+  }
   gla_backward(variant, args, shape, nullptr);
   OVERLAP_GPU_TEST_OK(cudaDeviceSynchronize());
   OVERLAP_GPU_TEST_OK(cudaGetLastError());
