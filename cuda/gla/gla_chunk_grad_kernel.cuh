@@ -24,8 +24,13 @@
 
 namespace overlap::cuda::gla_backward_kernel {
 
+// Two CTAs an SM where two layouts fit (K = V = 64): one CTA's loads then overlap the other's
+// work, which asks the compiler for at most 128 registers a thread.
 template <int K, int V>
-__global__ void __launch_bounds__(kChunkGradThreads, 1) gla_chunk_grad_kernel(const Params p) {
+constexpr int kChunkGradMinBlocks = 2 * (ChunkGradLayout<K, V>::kBytes + 1024) <= 228 * 1024 ? 2 : 1;
+
+template <int K, int V>
+__global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)) gla_chunk_grad_kernel(const Params p) {
   using L = ChunkGradLayout<K, V>;
   extern __shared__ __align__(128) unsigned char smem[];
   const int n = blockIdx.x, h = blockIdx.y, bb = blockIdx.z;

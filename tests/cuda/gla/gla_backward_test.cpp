@@ -141,13 +141,13 @@ INSTANTIATE_TEST_SUITE_P(AllVariantsAllShapes, GlaBackwardGpu,
 
 // Host-side contract; needs no GPU.
 TEST(GlaBackwardContract, RefusesUnsupportedShapesClearly) {
-  gla::GlaShape s;
-  s.B = 1;
-  s.T = 10;
-  s.H = 1;
-  s.K = 96;
-  s.V = 64;
   for (GlaBackwardVariant v : all_gla_backward_variants()) {
+    gla::GlaShape s;
+    s.B = 1;
+    s.T = 10;
+    s.H = 1;
+    s.K = 96;
+    s.V = 64;
     auto why = gla_backward_cannot_implement(v, s);
     ASSERT_TRUE(why.has_value());
     EXPECT_NE(why->find("K = 96"), std::string::npos) << *why;
