@@ -93,15 +93,15 @@ __device__ void form_A(unsigned char* smem, int i0, float scale) {
 }
 
 
-// acc += a (16 x 16, from dA) times the decayed rows row0..row0+15 of x (q or k) over all K
-// columns, the decayed operand split in two bf16 parts (decayed_col_split).
-template <int K, bool kKeySide>
-__device__ void times_decayed_rows(float (&acc)[K / 8][4], const std::uint32_t (&a)[4], const bf16* x, int ldx,
-                                   const float* b, int ldb, int row0, int anchor) {
+// acc += a (16 x 16, from dA) times the decayed rows row0..row0+15 of x (q or k) over the 8 NT
+// columns from c0, the decayed operand split in two bf16 parts (decayed_col_split).
+template <bool kKeySide, int NT>
+__device__ void times_decayed_rows(float (&acc)[NT][4], const std::uint32_t (&a)[4], const bf16* x, int ldx,
+                                   const float* b, int ldb, int row0, int anchor, int c0) {
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
 #pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt) {
-    const int c = nt * 8 + gq;
+  for (int nt = 0; nt < NT; ++nt) {
+    const int c = c0 + nt * 8 + gq;
     std::uint32_t hi0, lo0, hi1, lo1;
     decayed_col_split<kKeySide>(hi0, lo0, x, ldx, b, ldb, row0 + 2 * tq, anchor, c);
     decayed_col_split<kKeySide>(hi1, lo1, x, ldx, b, ldb, row0 + 2 * tq + 8, anchor, c);
@@ -111,11 +111,11 @@ __device__ void times_decayed_rows(float (&acc)[K / 8][4], const std::uint32_t (
 }
 
 
-// Phase B, warps 0-3: dq rows i0..i0+15 (fp32 accumulators, K/8 n-tiles), anchored at r = i0:
+// Phase B: dq rows i0..i0+15, the 8 NT columns from c0 (fp32 accumulators), anchored at r = i0:
 //   dq_t = 2^{b_t - b_r} [ s 2^{b_r} (S_n do_t) + sum_{j < r} dA_{t,j} (k_j 2^{b_r - b_j}) ] + diagonal
 // without the self pair dA_{t,t} k_t (added when stored, left out of q dq - k dk).
-template <int K, int V>
-__device__ void form_dq(float (&acc)[K / 8][4], unsigned char* smem, int i0, float scale) {
+template <int K, int V, int NT>
+__device__ void form_dq(float (&acc)[NT][4], unsigned char* smem, int i0, int c0, float scale) {
   using L = ChunkGradLayout<K, V>;
   const bf16* k = reinterpret_cast<const bf16*>(smem + L::kK);
   const bf16* d_o = reinterpret_cast<const bf16*>(smem + L::kDo);
@@ -124,21 +124,22 @@ __device__ void form_dq(float (&acc)[K / 8][4], unsigned char* smem, int i0, flo
   const bf16* dA = reinterpret_cast<const bf16*>(smem + L::kDA);
   const float* diag = reinterpret_cast<const float*>(smem + L::kDAdiag) + (i0 / kSub) * kSub * kSub;
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-  rows_times_state_t<K, V>(acc, d_o, Sn, i0);
+  rows_times_state_t<K, V>(acc, d_o, Sn, i0, c0);
 #pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt)
+  for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) acc[nt][e] *= scale * ptx::exp2_approx(b[i0 * L::kBLd + nt * 8 + 2 * tq + (e & 1)]);
+    for (int e = 0; e < 4; ++e)
+      acc[nt][e] *= scale * ptx::exp2_approx(b[i0 * L::kBLd + c0 + nt * 8 + 2 * tq + (e & 1)]);
   for (int jc = 0; jc < i0; jc += 16) {
     std::uint32_t a[4];
     a_rows(a, dA, L::kCLd, i0, jc);
-    times_decayed_rows<K, true>(acc, a, k, L::kQkLd, b, L::kBLd, jc, i0);
+    times_decayed_rows<true>(acc, a, k, L::kQkLd, b, L::kBLd, jc, i0, c0);
   }
 #pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt)
+  for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int tl = gq + (e >> 1) * 8, t = i0 + tl, c = nt * 8 + 2 * tq + (e & 1);
+      const int tl = gq + (e >> 1) * 8, t = i0 + tl, c = c0 + nt * 8 + 2 * tq + (e & 1);
       const float bt = b[t * L::kBLd + c];
       float x = acc[nt][e] * ptx::exp2_approx(bt - b[i0 * L::kBLd + c]);
       for (int jl = 0; jl < tl; ++jl)
@@ -149,11 +150,12 @@ __device__ void form_dq(float (&acc)[K / 8][4], unsigned char* smem, int i0, flo
 }
 
 
-// Phase B, warps 4-7: dk rows j0..j0+15, anchored at e = j0 + 15 (the sub-chunk's last row):
+// Phase B: dk rows j0..j0+15, the 8 NT columns from c0, anchored at e = j0 + 15 (the
+// sub-chunk's last row):
 //   dk_j = 2^{b_e - b_j} [ 2^{b_last - b_e} (dS_n v_j) + sum_{t > e} dA_{t,j} (q_t 2^{b_t - b_e}) ] + diagonal
 // without the self pair dA_{j,j} q_j; and col_sum[c] = sum over its rows of k_j * dk^inter_j.
-template <int K, int V>
-__device__ void form_dk(float (&acc)[K / 8][4], unsigned char* smem, int j0, float* col_sum) {
+template <int K, int V, int NT>
+__device__ void form_dk(float (&acc)[NT][4], unsigned char* smem, int j0, int c0, float* col_sum) {
   using L = ChunkGradLayout<K, V>;
   const bf16* q = reinterpret_cast<const bf16*>(smem + L::kQ);
   const bf16* k = reinterpret_cast<const bf16*>(smem + L::kK);
@@ -163,21 +165,21 @@ __device__ void form_dk(float (&acc)[K / 8][4], unsigned char* smem, int j0, flo
   const bf16* dA = reinterpret_cast<const bf16*>(smem + L::kDA);
   const float* diag = reinterpret_cast<const float*>(smem + L::kDAdiag) + (j0 / kSub) * kSub * kSub;
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3, e_row = j0 + kSub - 1;
-  rows_times_state_t<K, V>(acc, v, dS, j0);
+  rows_times_state_t<K, V>(acc, v, dS, j0, c0);
 #pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt)
+  for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int c = nt * 8 + 2 * tq + (e & 1);
+      const int c = c0 + nt * 8 + 2 * tq + (e & 1);
       acc[nt][e] *= ptx::exp2_approx(b[(kChunk - 1) * L::kBLd + c] - b[e_row * L::kBLd + c]);
     }
   // k_j * dk^inter_j summed over this warp's 16 rows: over the thread's two rows, then the lanes
   // holding the same columns (gq = 0..7).
 #pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt)
+  for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
     for (int col = 0; col < 2; ++col) {
-      const int c = nt * 8 + 2 * tq + col;
+      const int c = c0 + nt * 8 + 2 * tq + col;
       float sum = 0.f;
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
@@ -193,13 +195,13 @@ __device__ void form_dk(float (&acc)[K / 8][4], unsigned char* smem, int j0, flo
   for (int tc = j0 + kSub; tc < kChunk; tc += 16) {
     std::uint32_t a[4];
     a_cols(a, dA, L::kCLd, j0, tc);
-    times_decayed_rows<K, false>(acc, a, q, L::kQkLd, b, L::kBLd, tc, e_row);
+    times_decayed_rows<false>(acc, a, q, L::kQkLd, b, L::kBLd, tc, e_row, c0);
   }
 #pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt)
+  for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int jl = gq + (e >> 1) * 8, j = j0 + jl, c = nt * 8 + 2 * tq + (e & 1);
+      const int jl = gq + (e >> 1) * 8, j = j0 + jl, c = c0 + nt * 8 + 2 * tq + (e & 1);
       const float bj = b[j * L::kBLd + c];
       float x = acc[nt][e] * ptx::exp2_approx(b[e_row * L::kBLd + c] - bj);
       for (int tl = jl + 1; tl < kSub; ++tl)

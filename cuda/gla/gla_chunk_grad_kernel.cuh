@@ -15,7 +15,7 @@
 //
 // Eight warps, phases separated by barriers:
 //   A  warps 0-3: dA for rows 16w.. (do v^T);  warps 4-7: A for rows 16(w-4)..
-//   B  warps 0-3: dq for rows 16w..;           warps 4-7: dk for rows 16(w-4)..
+//   B  all warps: dq and dk for rows 16(w%4).., K columns half w/4
 //   C  q dq - k dk through shared memory, reverse-summed per column -> dg
 //   D  all warps: dv for rows 16(w%4).., V columns half w/4
 #include "gla/gla_chunk_grad_anchored.cuh"
@@ -49,7 +49,12 @@ __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)
   const bool mild = __syncthreads_and(threadIdx.x >= K || b[(kChunk - 1) * L::kBLd + threadIdx.x] >=
                                                               single_anchor::kMinLastGate);
 
-  float acc[K / 8][4] = {};
+  // Phase B: every warp forms dq and dk for its 16 rows and half the K columns, so that the
+  // triangular intra-chunk sums (row block w: w + 1 key blocks for dq, 4 - w for dk) add up to
+  // the same work in every warp, and q dq - k dk is formed in the warp that holds both.
+  constexpr int kNT = K / 16;  // n-tiles of 8 columns in half of K
+  const int c0 = (warp / 4) * (K / 2);
+  float dq_acc[kNT][4] = {}, dk_acc[kNT][4] = {};
   float* col_sums = reinterpret_cast<float*>(smem + L::kColSums) + (warp % 4) * K;
   const float* diag = reinterpret_cast<const float*>(smem + L::kDAdiag) + (warp % 4) * kSub * kSub;
   bf16* dq = p.dq + sl.qk_row0 + t0 * qk_stride;
@@ -64,30 +69,24 @@ __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)
     ptx::cp_async_wait<0>();
     __syncthreads();
     state_dots<K, V>(smem);  // read in phase C, after several barriers
-    if (warp < 4) {
-      single_anchor::form_dq<K, V>(acc, smem, rows0, p.scale);
-      store_grad_rows(acc, diag, k_smem, L::kQkLd, b, L::kBLd, dq, qk_stride, rows0, t0, p.T);
-    } else {
-      single_anchor::form_dk<K, V>(acc, smem, rows0, col_sums);
-      store_grad_rows<K / 8, true>(acc, diag, q_smem, L::kQkLd, b, L::kBLd, dk, qk_stride, rows0, t0, p.T);
-    }
+    single_anchor::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);
+    store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, b, L::kBLd, dq, qk_stride, rows0, c0, t0, p.T);
+    single_anchor::form_dk<K, V>(dk_acc, smem, rows0, c0, col_sums);
+    store_grad_rows<kNT, true>(dk_acc, diag, q_smem, L::kQkLd, b, L::kBLd, dk, qk_stride, rows0, c0, t0, p.T);
   } else {
     if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
     else anchored::form_A<K, V>(smem, rows0, p.scale);
     ptx::cp_async_wait<0>();
     __syncthreads();
     state_dots<K, V>(smem);
-    if (warp < 4) {
-      anchored::form_dq<K, V>(acc, smem, rows0, p.scale);
-      store_grad_rows(acc, diag, k_smem, L::kQkLd, nullptr, 0, dq, qk_stride, rows0, t0, p.T);
-    } else {
-      anchored::form_dk<K, V>(acc, smem, rows0, col_sums);
-      store_grad_rows(acc, diag, q_smem, L::kQkLd, nullptr, 0, dk, qk_stride, rows0, t0, p.T);
-    }
+    anchored::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);
+    store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, nullptr, 0, dq, qk_stride, rows0, c0, t0, p.T);
+    anchored::form_dk<K, V>(dk_acc, smem, rows0, c0, col_sums);
+    store_grad_rows(dk_acc, diag, q_smem, L::kQkLd, nullptr, 0, dk, qk_stride, rows0, c0, t0, p.T);
   }
   __syncthreads();  // S_n, v and dA are no longer read: their space takes q dq - k dk
 
-  gates_grad<K, V>(p, smem, acc, n, mild, p.dg + sl.qk_row0 + t0 * qk_stride);
+  gates_grad<K, V>(p, smem, dq_acc, dk_acc, rows0, c0, n, mild, p.dg + sl.qk_row0 + t0 * qk_stride);
 
   float dv[V / 16][4] = {};
   const int v0 = (warp / 4) * (V / 2);

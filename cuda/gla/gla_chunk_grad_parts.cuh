@@ -73,19 +73,19 @@ __device__ void form_dA(unsigned char* smem, int i0, float scale) {
     }
 }
 
-// acc += X[r0..r0+15] M^T with X [C][V] (do or v) and M [K][V] (S_n or dS_n): the inter-chunk
-// GEMM of dq and of dk.
-template <int K, int V>
-__device__ void rows_times_state_t(float (&acc)[K / 8][4], const bf16* x, const bf16* m, int r0) {
+// acc += X[r0..r0+15] M^T with X [C][V] (do or v) and M [K][V] (S_n or dS_n), for the 8 NT
+// columns from c0: the inter-chunk GEMM of dq and of dk.
+template <int K, int V, int NT>
+__device__ void rows_times_state_t(float (&acc)[NT][4], const bf16* x, const bf16* m, int r0, int c0) {
   using L = ChunkGradLayout<K, V>;
 #pragma unroll
   for (int vc = 0; vc < V; vc += 16) {
     std::uint32_t a[4];
     a_rows(a, x, L::kVLd, r0, vc);
 #pragma unroll
-    for (int np = 0; np < K / 16; ++np) {
+    for (int np = 0; np < NT / 2; ++np) {
       std::uint32_t bf[4];
-      b_cols(bf, m, L::kVLd, np * 16, vc);
+      b_cols(bf, m, L::kVLd, c0 + np * 16, vc);
       mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
     }
   }
@@ -93,11 +93,12 @@ __device__ void rows_times_state_t(float (&acc)[K / 8][4], const bf16* x, const 
 
 // dq or dk rows r0..r0+15 with the self pair put back, times a per-element factor:
 // f (acc + dA_{r,r} x_r) with f = 1, or f = e[r][c] or 1 / e[r][c] (kInverse) where e is given
-// (the single-anchor path's 2^b); diag = the rows' 16x16 block of dA. Stored as bf16 rows of a
-// token-major tensor, rows at or past T skipped.
+// (the single-anchor path's 2^b); diag = the rows' 16x16 block of dA. Columns c0.. (8 NT of
+// them), stored as bf16 rows of a token-major tensor, rows at or past T skipped.
 template <int NT, bool kInverse = false>
 __device__ void store_grad_rows(const float (&acc)[NT][4], const float* diag, const bf16* x, int ldx,
-                                const float* e, int lde, bf16* dst, long long row_stride, int r0, int t0, int T) {
+                                const float* e, int lde, bf16* dst, long long row_stride, int r0, int c0, int t0,
+                                int T) {
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
@@ -106,7 +107,7 @@ __device__ void store_grad_rows(const float (&acc)[NT][4], const float* diag, co
     const float self = diag[rl * kSub + rl];
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
-      const int c = nt * 8 + 2 * tq;
+      const int c = c0 + nt * 8 + 2 * tq;
       const float2 xv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(x + r * ldx + c));
       float v0 = acc[nt][2 * half] + self * xv.x, v1 = acc[nt][2 * half + 1] + self * xv.y;
       if (e) {
@@ -174,40 +175,32 @@ __device__ void state_dots(unsigned char* smem) {
   reinterpret_cast<float*>(smem + L::kStateDots)[part * K + r] = dot;
 }
 
-// Phase C: dL/da = x dq - y dk per element without the self pairs, from the accumulators of the
-// warps serving the same rows (dq warps 0-3 and dk warps 4-7 hold them at the same fragment
-// positions; x, y are what sits where q, k were loaded: q, k, or on the single-anchor path their
-// decayed copies, which pair with its accumulators), then the suffix sums down each column plus
-// the chunk's carry e_last * R_n + sum_j k_j dk^inter_j (gla_backward_common.cuh), written to dg.
-template <int K, int V>
-__device__ void gates_grad(const Params& p, unsigned char* smem, const float (&acc)[K / 8][4], int n, bool e_is_exp,
-                           float* dg) {
+// Phase C: dL/da = x dq - y dk per element without the self pairs, from the accumulators of
+// this warp's rows r0.. and columns c0.. (x, y are what sits where q, k were loaded: q, k, or on
+// the single-anchor path their decayed copies, which pair with its accumulators), then the
+// suffix sums down each column plus the chunk's carry e_last * R_n + sum_j k_j dk^inter_j
+// (gla_backward_common.cuh), written to dg.
+template <int K, int V, int NT>
+__device__ void gates_grad(const Params& p, unsigned char* smem, const float (&dq)[NT][4], const float (&dk)[NT][4],
+                           int r0, int c0, int n, bool e_is_exp, float* dg) {
   using L = ChunkGradLayout<K, V>;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-  const bf16* x = reinterpret_cast<const bf16*>(smem + (warp < 4 ? L::kQ : L::kK));
-  const int rows0 = (warp % 4) * kSub;
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  const bf16* x = reinterpret_cast<const bf16*>(smem + L::kQ);
+  const bf16* y = reinterpret_cast<const bf16*>(smem + L::kK);
   float* da = reinterpret_cast<float*>(smem + L::kDg);
   float* totals = reinterpret_cast<float*>(smem + L::kTotals);
   const float* col_sums = reinterpret_cast<const float*>(smem + L::kColSums);
-  for (int pass = 0; pass < 2; ++pass) {
-    if ((warp < 4) == (pass == 0)) {
 #pragma unroll
-      for (int nt = 0; nt < K / 8; ++nt)
+  for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; e += 2) {
-          const int r = rows0 + gq + (e >> 1) * 8, c = nt * 8 + 2 * tq;
-          const float2 xv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(x + r * L::kQkLd + c));
-          float2& d = *reinterpret_cast<float2*>(da + r * L::kDgLd + c);
-          if (pass == 0) {
-            d = make_float2(xv.x * acc[nt][e], xv.y * acc[nt][e + 1]);
-          } else {
-            const float2 was = d;
-            d = make_float2(was.x - xv.x * acc[nt][e], was.y - xv.y * acc[nt][e + 1]);
-          }
-        }
+    for (int e = 0; e < 4; e += 2) {
+      const int r = r0 + gq + (e >> 1) * 8, c = c0 + nt * 8 + 2 * tq;
+      const float2 xv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(x + r * L::kQkLd + c));
+      const float2 yv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(y + r * L::kQkLd + c));
+      *reinterpret_cast<float2*>(da + r * L::kDgLd + c) =
+          make_float2(xv.x * dq[nt][e] - yv.x * dk[nt][e], xv.y * dq[nt][e + 1] - yv.y * dk[nt][e + 1]);
     }
-    __syncthreads();
-  }
+  __syncthreads();
   constexpr int kParts = kChunkGradThreads / K, kRows = kChunk / kParts;
   const int c = threadIdx.x % K, part = threadIdx.x / K;
   float suffix[kRows];

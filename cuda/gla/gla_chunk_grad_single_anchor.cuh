@@ -90,38 +90,38 @@ __device__ void form_A(unsigned char* smem, int i0, float scale) {
     }
 }
 
-// Phase B, warps 0-3: dq's bracket for rows i0..i0+15: s (S_n do_t) + sum_{j<t} dA_{t,j} k~_j,
-// over the key blocks up to the diagonal one (dA's bf16 copy is zero on and right of the
-// diagonal; the self pairs come back when stored).
-template <int K, int V>
-__device__ void form_dq(float (&acc)[K / 8][4], unsigned char* smem, int i0, float scale) {
+// Phase B: dq's bracket for rows i0..i0+15 and the 8 NT columns from c0:
+// s (S_n do_t) + sum_{j<t} dA_{t,j} k~_j, over the key blocks up to the diagonal one (dA's bf16
+// copy is zero on and right of the diagonal; the self pairs come back when stored).
+template <int K, int V, int NT>
+__device__ void form_dq(float (&acc)[NT][4], unsigned char* smem, int i0, int c0, float scale) {
   using L = ChunkGradLayout<K, V>;
   const bf16* k = reinterpret_cast<const bf16*>(smem + L::kK);
   const bf16* d_o = reinterpret_cast<const bf16*>(smem + L::kDo);
   const bf16* Sn = reinterpret_cast<const bf16*>(smem + L::kSn);
   const bf16* dA = reinterpret_cast<const bf16*>(smem + L::kDA);
-  rows_times_state_t<K, V>(acc, d_o, Sn, i0);
+  rows_times_state_t<K, V>(acc, d_o, Sn, i0, c0);
 #pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt)
+  for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc[nt][e] *= scale;
   for (int jc = 0; jc <= i0; jc += 16) {
     std::uint32_t a[4];
     a_rows(a, dA, L::kCLd, i0, jc);
 #pragma unroll
-    for (int np = 0; np < K / 16; ++np) {
+    for (int np = 0; np < NT / 2; ++np) {
       std::uint32_t bf[4];
-      b_rows(bf, k, L::kQkLd, np * 16, jc);
+      b_rows(bf, k, L::kQkLd, c0 + np * 16, jc);
       mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
     }
   }
 }
 
-// Phase B, warps 4-7: dk's bracket for rows j0..j0+15: E_last (dS_n v_j) + sum_{t>j} dA_{t,j} q~_t,
-// and col_sum[c] = sum over its rows of k~_j E_last (dS_n v_j)[c] (k_j dk^inter_j,
-// gla_backward_common.cuh).
-template <int K, int V>
-__device__ void form_dk(float (&acc)[K / 8][4], unsigned char* smem, int j0, float* col_sum) {
+// Phase B: dk's bracket for rows j0..j0+15 and the 8 NT columns from c0:
+// E_last (dS_n v_j) + sum_{t>j} dA_{t,j} q~_t, and col_sum[c] = sum over its rows of
+// k~_j E_last (dS_n v_j)[c] (k_j dk^inter_j, gla_backward_common.cuh).
+template <int K, int V, int NT>
+__device__ void form_dk(float (&acc)[NT][4], unsigned char* smem, int j0, int c0, float* col_sum) {
   using L = ChunkGradLayout<K, V>;
   const bf16* q = reinterpret_cast<const bf16*>(smem + L::kQ);
   const bf16* k = reinterpret_cast<const bf16*>(smem + L::kK);
@@ -130,12 +130,12 @@ __device__ void form_dk(float (&acc)[K / 8][4], unsigned char* smem, int j0, flo
   const bf16* dA = reinterpret_cast<const bf16*>(smem + L::kDA);
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   const float* e_last = reinterpret_cast<const float*>(smem + L::kB) + (kChunk - 1) * L::kBLd;
-  rows_times_state_t<K, V>(acc, v, dS, j0);
+  rows_times_state_t<K, V>(acc, v, dS, j0, c0);
 #pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt)
+  for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
     for (int col = 0; col < 2; ++col) {
-      const int c = nt * 8 + 2 * tq + col;
+      const int c = c0 + nt * 8 + 2 * tq + col;
       acc[nt][col] *= e_last[c];
       acc[nt][2 + col] *= e_last[c];
       float sum = __bfloat162float(k[(j0 + gq) * L::kQkLd + c]) * acc[nt][col] +
@@ -149,9 +149,9 @@ __device__ void form_dk(float (&acc)[K / 8][4], unsigned char* smem, int j0, flo
     std::uint32_t a[4];
     a_cols(a, dA, L::kCLd, j0, tc);
 #pragma unroll
-    for (int np = 0; np < K / 16; ++np) {
+    for (int np = 0; np < NT / 2; ++np) {
       std::uint32_t bf[4];
-      b_rows(bf, q, L::kQkLd, np * 16, tc);
+      b_rows(bf, q, L::kQkLd, c0 + np * 16, tc);
       mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
     }
   }

@@ -25,8 +25,8 @@ namespace tiling = cuda::gla_backward_kernel;
 
 // Registers per thread of the compiled kernels (ptxas -v, sm_90a, CUDA 13.0), by (K, V) and K.
 int chunk_grad_regs(std::int64_t K, std::int64_t V) {
-  if (K == 128) return V == 128 ? 255 : 239;
-  return V == 128 ? 216 : 128;  // <64, 64>: launch bounds ask for two CTAs an SM
+  if (K == 128) return V == 128 ? 255 : 215;
+  return V == 128 ? 176 : 128;  // <64, 64>: launch bounds ask for two CTAs an SM
 }
 constexpr int kWalkRegs = 96;
 
@@ -112,11 +112,11 @@ void cumsum_phase(std::vector<Step>& steps, double K) {
   add_phase(steps, w, true, TensorPath::WarpMma, "gate cumsum");
 }
 void dg_phase(std::vector<Step>& steps, double K) {
-  // q dq - k dk through shared memory (written, then read-modify-written), the suffix sums down
+  // q dq - k dk (q, k read, written once by the warp that holds both), the suffix sums down
   // each column, dg out.
   std::vector<WarpWork> w(8);
   for (auto& x : w) {
-    x.smem += kChunk * K * (4 + 8 + 4 + 2 + 2) / 8;
+    x.smem += kChunk * K * (2 + 2 + 4 + 4) / 8;
     x.alu += 4 * kChunk * K / 32 / 8;
   }
   add_phase(steps, w, true, TensorPath::WarpMma, "dg");
@@ -177,22 +177,22 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
     }
     add_phase(steps, w, true, TensorPath::WarpMma, "R_n");
   }
-  {  // Phase B. Warps 0-3 dq, 4-7 dk: the inter-chunk GEMM (vc x (1 + kc) ldmatrix, vc K/8 mma),
-     // the intra-chunk GEMM over the (o + 1) or (4 - o) 16-row blocks up to the diagonal, the
-     // store with the self pair and E (2 LDS, 4 FP32 an element; dk divides: MUFU.RCP). dk also
-     // sums k~ dk^inter per column (2 LDS, 2 FMA, 3 shuffles per column pair).
+  {  // Phase B. Every warp: dq and dk for its 16 rows (block o % 4) and half the K columns: the
+     // inter-chunk GEMMs (vc x (1 + kc/2) ldmatrix, vc K/16 mma each), the intra-chunk GEMMs over
+     // the o % 4 + 1 (dq) and 4 - o % 4 (dk) 16-row blocks up to the diagonal, the stores with the
+     // self pair and E (2 LDS, 4 FP32 an element; dk divides: MUFU.RCP), and dk's sums of
+     // k~ dk^inter per column (2 LDS, 2 FMA, 3 shuffles per column pair).
     std::vector<WarpWork> w(warps);
-    for (int o = 0; o < 4; ++o)
-      for (int role = 0; role < 2; ++role) {
-        WarpWork& x = w[role * 4 + o];
-        const double blocks = role == 0 ? o + 1 : 4 - o;
-        x.smem += vc * (1 + kc) * kLdsm4Bytes + blocks * (1 + kc) * kLdsm4Bytes;
-        x.mma += (vc + blocks) * K / 8;
-        x.alu += elems * (role == 0 ? 1 : 0) + elems * 4;
-        x.smem += elems * 2 * kLds32Bytes / 2;
-        // dk: the division (MUFU.RCP), E_last on the inter-chunk part, the column sums.
-        if (role == 1) x.mufu += elems, x.alu += elems + K / 4 * 7, x.smem += K / 4 * 3 * kLds32Bytes;
-      }
+    const double half_elems = elems / 2;
+    for (int o = 0; o < warps; ++o) {
+      WarpWork& x = w[o];
+      const double blocks = (o % 4 + 1) + (4 - o % 4);
+      x.smem += 2 * vc * (1 + kc / 2) * kLdsm4Bytes + blocks * (1 + kc / 2) * kLdsm4Bytes;
+      x.mma += (2 * vc + blocks) * K / 16;
+      x.alu += half_elems * (1 + 4) + half_elems * 4;
+      x.smem += 2 * half_elems * 2 * kLds32Bytes / 2;
+      x.mufu += half_elems, x.alu += half_elems + K / 8 * 7, x.smem += K / 8 * 3 * kLds32Bytes;
+    }
     add_phase(steps, w, false, TensorPath::WarpMma, "dq, dk");
   }
   dg_phase(steps, K);
@@ -205,7 +205,7 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
     }
     add_phase(steps, w, false, TensorPath::WarpMma, "dv");
   }
-  steps.push_back(delay(7 * hw.sync_latency_cycles * hw.cycle_ns(), "CTA barriers"));
+  steps.push_back(delay(6 * hw.sync_latency_cycles * hw.cycle_ns(), "CTA barriers"));
   return steps;
 }
 
