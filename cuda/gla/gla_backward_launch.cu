@@ -43,16 +43,10 @@ cudaError_t launch(Kernel kernel, dim3 grid, int threads, int smem, const kern::
   return cudaGetLastError();
 }
 
-template <int K, int V, kern::Walk W>
+template <int K, kern::Walk W>
 cudaError_t walk(const Problem& p, cudaStream_t s) {
-  return launch(kern::gla_state_walk_kernel<K, V, W>, dim3(K / kern::kWalkRows, p.H, p.B), kern::walk_threads(V),
-                kern::WalkLayout<V>::kBytes, params_of(p), s);
-}
-
-template <kern::Walk W>
-cudaError_t walk_kv(const Problem& p, cudaStream_t s) {
-  if (p.K == 64) return p.V == 64 ? walk<64, 64, W>(p, s) : walk<64, 128, W>(p, s);
-  return p.V == 64 ? walk<128, 64, W>(p, s) : walk<128, 128, W>(p, s);
+  return launch(kern::gla_state_walk_kernel<K, W>, dim3((K / kern::kWalkBlock) * (p.V / kern::kWalkBlock), p.H, p.B),
+                kern::kWalkThreads, kern::WalkLayout::kBytes, params_of(p), s);
 }
 
 template <int K, int V>
@@ -64,9 +58,15 @@ cudaError_t chunk_grads_kv(const Problem& p, cudaStream_t s) {
 
 }  // namespace
 
-int states(const Problem& p, CUstream_st* stream) { return walk_kv<kern::Walk::States>(p, stream); }
+int states(const Problem& p, CUstream_st* stream) {
+  using kern::Walk;
+  return p.K == 64 ? walk<64, Walk::States>(p, stream) : walk<128, Walk::States>(p, stream);
+}
 
-int state_grads(const Problem& p, CUstream_st* stream) { return walk_kv<kern::Walk::StateGrads>(p, stream); }
+int state_grads(const Problem& p, CUstream_st* stream) {
+  using kern::Walk;
+  return p.K == 64 ? walk<64, Walk::StateGrads>(p, stream) : walk<128, Walk::StateGrads>(p, stream);
+}
 
 int chunk_grads(const Problem& p, CUstream_st* stream) {
   if (p.K == 64) return p.V == 64 ? chunk_grads_kv<64, 64>(p, stream) : chunk_grads_kv<64, 128>(p, stream);

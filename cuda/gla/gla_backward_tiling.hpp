@@ -7,34 +7,26 @@ namespace overlap::cuda::gla_backward_kernel {
 constexpr int kChunk = 64;
 constexpr int kSub = 16;  // rows per anchoring sub-chunk = one mma row tile
 
-// Passes 1 and 2, the state walks (gla_state_walk_kernel.cuh). A CTA owns 64 rows of the state
-// and all V columns: warp w holds rows 16 (w % 4).. and columns 64 (w / 4).. in mma
-// accumulators, so the chunk's decayed operand (its 64 columns) is formed once per CTA.
-constexpr int kWalkRows = 64;  // state rows per CTA
-constexpr int kWalkCols = 64;  // state columns per warp
-constexpr int walk_warps(int V) { return 4 * (V / kWalkCols); }
-constexpr int walk_threads(int V) { return 32 * walk_warps(V); }
-// Two CTAs an SM at V = 128 (2 stages); at V = 64 one CTA an SM takes three.
-constexpr int walk_stages(int V) { return V == 128 ? 2 : 3; }
+// Passes 1 and 2, the state walks (gla_state_walk_kernel.cuh).
+constexpr int kWalkBlock = 64;  // state rows and columns per CTA
+constexpr int kWalkWarps = 4;   // warp w owns rows 16w..16w+15 of the block
+constexpr int kWalkThreads = 32 * kWalkWarps;
+constexpr int kWalkStages = 3;
 
-// Per stage: the chunk's q or k (this CTA's 64 columns; decayed in place), do or v (all V
-// columns), and g (then read along rows only, so unpadded).
-template <int V>
+// Per stage: the chunk's q or k (this CTA's columns; decayed in place), do or v, and g (then its
+// cumulative sum; read along rows only, so unpadded). Three stages and two CTAs fit an SM.
 struct WalkLayout {
-  static constexpr int kThreads = walk_threads(V);
-  static constexpr int kStages = walk_stages(V);
-  static constexpr int kXLd = kWalkRows + 8;
-  static constexpr int kYLd = V + 8;
-  static constexpr int kBLd = kWalkRows;
+  static constexpr int kXLd = kWalkBlock + 8;
+  static constexpr int kYLd = kWalkBlock + 8;
+  static constexpr int kBLd = kWalkBlock;
   static constexpr int kX = 0;
   static constexpr int kY = kX + kChunk * kXLd * 2;
   static constexpr int kB = kY + kChunk * kYLd * 2;
   static constexpr int kStageBytes = kB + kChunk * kBLd * 4;
-  static constexpr int kTotals = kStageBytes * kStages;  // the row parts' gate totals per column
-  static constexpr int kLast = kTotals + kThreads * 4;   // b_last per channel
-  static constexpr int kBytes = kLast + kWalkRows * 4;
+  static constexpr int kTotals = kStageBytes * kWalkStages;  // the halves' gate totals per column
+  static constexpr int kLast = kTotals + kWalkThreads * 4;    // b_last per channel
+  static constexpr int kBytes = kLast + kWalkBlock * 4;
 };
-constexpr int walk_smem_bytes(int V) { return V == 64 ? WalkLayout<64>::kBytes : WalkLayout<128>::kBytes; }
 
 // Pass 3, the chunk kernel (gla_chunk_grad_kernel.cuh).
 constexpr int kChunkGradWarps = 8;

@@ -20,6 +20,7 @@ namespace {
 
 using namespace gla_work;
 using cuda::gla_backward_kernel::kChunk;
+using cuda::gla_backward_kernel::kWalkBlock;
 namespace tiling = cuda::gla_backward_kernel;
 
 // Registers per thread of the compiled kernels (ptxas -v, sm_90a, CUDA 13.0), by (K, V) and K.
@@ -27,7 +28,7 @@ int chunk_grad_regs(std::int64_t K, std::int64_t V) {
   if (K == 128) return V == 128 ? 255 : 215;
   return V == 128 ? 176 : 128;  // <64, 64>: launch bounds ask for two CTAs an SM
 }
-int walk_regs(int V) { return V == 128 ? 80 : 96; }
+constexpr int kWalkRegs = 96;
 
 GlaKernelShape dims(const ShapeArgs& s) {
   return {shape_size(s, "gla_backward", "B"), shape_size(s, "gla_backward", "T"), shape_size(s, "gla_backward", "H"),
@@ -39,18 +40,18 @@ CopyEngine engine_on(const HardwareProfile& hw) {
   return hw.copy_engine == CopyEngine::Tma ? CopyEngine::CpAsync : hw.copy_engine;
 }
 
-// One chunk of a state walk (gla_state_walk_kernel.cuh) for a CTA owning 64 rows and all V
-// columns of the state (warp: 16 rows x 64 columns): {work on the chunk's own data, the update
-// carried from the last chunk}.
-std::pair<std::vector<Step>, std::vector<Step>> walk_phases(const HardwareProfile& hw, int V) {
-  const int warps = tiling::walk_warps(V);
-  const double C = kChunk, R = tiling::kWalkRows, nv = tiling::kWalkCols / 16.0;
+// One chunk of a state walk (gla_state_walk_kernel.cuh) for a CTA of 4 warps owning 64 x 64 of
+// the state (16 rows a warp): {work on the chunk's own data, the update carried from the last
+// chunk}.
+std::pair<std::vector<Step>, std::vector<Step>> walk_phases(const HardwareProfile& hw) {
+  const int warps = tiling::kWalkWarps;
+  const double C = kChunk, B = kWalkBlock, nv = kWalkBlock / 16.0;
   std::vector<Step> compute, carried;
-  {  // The gate cumsum kept in registers and the decayed operand (decay_operand), spread over
-     // the CTA's lanes, C*64 elements: per element an fp32 gate read and FFMA, a bf16 read and
-     // write of the operand, one MUFU, and convert, subtract, multiply, pack; then the state out
-     // (bf16 pairs, 16 a lane).
-    const double elems = C * R / 32 / warps;  // per lane
+  {  // The gate cumsum kept in registers and the decayed operand (decay_operand): a lane owns one
+     // column of half the chunk's rows, C*64/2/32 elements a lane spread over the warps: per
+     // element an fp32 gate read and FFMA, a bf16 read and write of the operand, one MUFU, and
+     // convert, subtract, multiply, pack; then the state out (bf16 pairs, 16 a lane).
+    const double elems = C * B / 32 / warps;  // per lane
     std::vector<WarpWork> w(warps);
     for (auto& x : w) {
       x.smem += elems * 32 * (4 + 2 + 2);
@@ -76,31 +77,30 @@ std::pair<std::vector<Step>, std::vector<Step>> walk_phases(const HardwareProfil
 
 // Pass 1 (forward: S_n from k, v) or pass 2 (backward: dS_n from q, do).
 KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d, bool forward) {
-  const int V = int(d.V);
-  const double C = kChunk, R = tiling::kWalkRows;
-  const double k_blocks = double(d.K) / R;
+  const double C = kChunk, B = kWalkBlock;
+  const double k_blocks = double(d.K / kWalkBlock), v_blocks = double(d.V / kWalkBlock);
   const CopyEngine engine = engine_on(hw);
   KernelSpec k;
   k.name = forward ? "gla_backward_states" : "gla_backward_state_grads";
-  k.ctas = d.B * d.H * (d.K / tiling::kWalkRows);
-  k.threads_per_cta = tiling::walk_threads(V);
-  k.regs_per_cta = regs_for_warps(tiling::walk_warps(V), walk_regs(V));
-  k.smem_bytes = tiling::walk_smem_bytes(V);
+  k.ctas = d.B * d.H * (d.K / kWalkBlock) * (d.V / kWalkBlock);
+  k.threads_per_cta = tiling::kWalkThreads;
+  k.regs_per_cta = regs_for_warps(tiling::kWalkWarps, kWalkRegs);
+  k.smem_bytes = tiling::WalkLayout::kBytes;
   TileLoop loop;
   loop.tiles = int((d.T + kChunk - 1) / kChunk);
-  // x and g columns are read by one CTA; y by the K/64 CTAs of a head, all running together:
-  // one HBM read.
-  loop.loads = {load(C * R * 2, 1.0, engine, forward ? "load k" : "load q"),
-                load(C * V * 2, 1.0 / k_blocks, engine, forward ? "load v" : "load do"),
-                load(C * R * 4, 1.0, engine, "load g")};
-  std::tie(loop.compute, loop.carried) = walk_phases(hw, V);
-  loop.stores = {store(R * V * 2, engine, forward ? "store S_n" : "store dS_n")};
+  // x and g columns are read by the V/64 CTAs of a row block, y by the K/64 CTAs of a column
+  // block, all running together: one HBM read each.
+  loop.loads = {load(C * B * 2, 1.0 / v_blocks, engine, forward ? "load k" : "load q"),
+                load(C * B * 2, 1.0 / k_blocks, engine, forward ? "load v" : "load do"),
+                load(C * B * 4, 1.0 / v_blocks, engine, "load g")};
+  std::tie(loop.compute, loop.carried) = walk_phases(hw);
+  loop.stores = {store(B * B * 2, engine, forward ? "store S_n" : "store dS_n")};
   loop.async_stores = true;  // written from registers, not waited for
-  if (forward ? d.h0 : d.hT) loop.prologue.push_back(load(R * V * 4, 1.0, engine, forward ? "load h0" : "load dhT"));
-  if (!forward && d.h0) loop.epilogue.push_back(store(R * V * 4, engine, "store dh0"));
+  if (forward ? d.h0 : d.hT) loop.prologue.push_back(load(B * B * 4, 1.0, engine, forward ? "load h0" : "load dhT"));
+  if (!forward && d.h0) loop.epilogue.push_back(store(B * B * 4, engine, "store dh0"));
   LoopSchedule s;
-  s.stages = tiling::walk_stages(V);
-  s.compute_warps = tiling::walk_warps(V);
+  s.stages = tiling::kWalkStages;
+  s.compute_warps = tiling::kWalkWarps;
   build_tile_loop(k, loop, s);
   return k;
 }
