@@ -13,6 +13,16 @@ long long overlap_gla_workspace_bytes(const char* variant, int B, int T, int H, 
 int overlap_gla_forward(const char* variant, const void* q, const void* k, const void* v, const float* g,
                         const float* h0, void* o, float* hT, void* workspace, int B, int T, int H, int K, int V,
                         double scale, void* stream, char* err, int err_len);
+int overlap_gla_forward_saving_states(const char* variant, const void* q, const void* k, const void* v,
+                                      const float* g, const float* h0, void* o, float* hT, void* states,
+                                      void* workspace, int B, int T, int H, int K, int V, double scale, void* stream,
+                                      char* err, int err_len);
+long long overlap_gla_backward_workspace_bytes(const char* variant, int B, int T, int H, int K, int V, int want_hT,
+                                               char* err, int err_len);
+int overlap_gla_backward(const char* variant, const void* q, const void* k, const void* v, const float* g,
+                         const float* h0, const void* d_o, const float* dhT, void* dq, void* dk, void* dv, float* dg,
+                         float* dh0, const void* states, void* workspace, int B, int T, int H, int K, int V,
+                         double scale, void* stream, char* err, int err_len);
 
 // cuda/linrnn/linrnn_capi.cpp
 long long overlap_linrnn_workspace_bytes(const char* variant, int B, int T, int d, int dv, char* err, int err_len);

@@ -18,6 +18,7 @@
 #include "capi_declarations.hpp"
 #include "core/error.hpp"
 #include "dualgemm/dualgemm_forward.hpp"
+#include "gla/gla_backward.hpp"
 #include "gla/gla_forward.hpp"
 #include "linrnn/linrnn_forward.hpp"
 #include "projchain/projchain_forward.hpp"
@@ -108,14 +109,45 @@ void bind_gla(nb::module_& m) {
                                          to_int(K, "K"), to_int(V, "V"), err, kErrLen);
     });
   });
+  // states: 0, or bf16 [B, H, ceil(T/64), K, V] that the forward fills with S_n for gla_backward.
   m.def("gla_forward", [](const std::string& variant, std::uintptr_t q, std::uintptr_t k, std::uintptr_t v,
                           std::uintptr_t g, std::uintptr_t h0, std::uintptr_t o, std::uintptr_t hT,
-                          std::uintptr_t workspace, std::int64_t B, std::int64_t T, std::int64_t H, std::int64_t K,
-                          std::int64_t V, double scale, std::uintptr_t stream) {
+                          std::uintptr_t states, std::uintptr_t workspace, std::int64_t B, std::int64_t T,
+                          std::int64_t H, std::int64_t K, std::int64_t V, double scale, std::uintptr_t stream) {
     checked_status([&](char* err) {
-      return overlap_gla_forward(variant.c_str(), ptr(q), ptr(k), ptr(v), ptr<const float>(g), ptr<const float>(h0),
-                                 ptr(o), ptr<float>(hT), ptr(workspace), to_int(B, "B"), to_int(T, "T"),
-                                 to_int(H, "H"), to_int(K, "K"), to_int(V, "V"), scale, ptr(stream), err, kErrLen);
+      return overlap_gla_forward_saving_states(variant.c_str(), ptr(q), ptr(k), ptr(v), ptr<const float>(g),
+                                               ptr<const float>(h0), ptr(o), ptr<float>(hT), ptr(states),
+                                               ptr(workspace), to_int(B, "B"), to_int(T, "T"), to_int(H, "H"),
+                                               to_int(K, "K"), to_int(V, "V"), scale, ptr(stream), err, kErrLen);
+    });
+  });
+  m.def("gla_backward_variants",
+        [] { return names_of(all_gla_backward_variants(), [](auto v) { return gla_backward_variant_name(v); }); });
+  m.def("gla_backward_cannot_implement", [](const std::string& variant, std::int64_t B, std::int64_t T,
+                                            std::int64_t H, std::int64_t K, std::int64_t V) {
+    return gla_backward_cannot_implement(parse_gla_backward_variant(variant), gla_shape(B, T, H, K, V, false, false, 0))
+        .value_or("");
+  });
+  m.def("gla_backward_workspace_bytes", [](const std::string& variant, std::int64_t B, std::int64_t T,
+                                           std::int64_t H, std::int64_t K, std::int64_t V) {
+    return checked_bytes([&](char* err) {
+      return overlap_gla_backward_workspace_bytes(variant.c_str(), to_int(B, "B"), to_int(T, "T"), to_int(H, "H"),
+                                                  to_int(K, "K"), to_int(V, "V"), 0, err, kErrLen);
+    });
+  });
+  // dq, dk, dv (bf16), dg (fp32), dh0 (fp32, 0 for none) from do (bf16) and dhT (fp32 or 0);
+  // states: the forward's saved S_n (saved_states) or 0 (materialized).
+  m.def("gla_backward", [](const std::string& variant, std::uintptr_t q, std::uintptr_t k, std::uintptr_t v,
+                           std::uintptr_t g, std::uintptr_t h0, std::uintptr_t d_o, std::uintptr_t dhT,
+                           std::uintptr_t dq, std::uintptr_t dk, std::uintptr_t dv, std::uintptr_t dg,
+                           std::uintptr_t dh0, std::uintptr_t states, std::uintptr_t workspace, std::int64_t B,
+                           std::int64_t T, std::int64_t H, std::int64_t K, std::int64_t V, double scale,
+                           std::uintptr_t stream) {
+    checked_status([&](char* err) {
+      return overlap_gla_backward(variant.c_str(), ptr(q), ptr(k), ptr(v), ptr<const float>(g), ptr<const float>(h0),
+                                  ptr(d_o), ptr<const float>(dhT), ptr(dq), ptr(dk), ptr(dv), ptr<float>(dg),
+                                  ptr<float>(dh0), ptr(states), ptr(workspace), to_int(B, "B"), to_int(T, "T"),
+                                  to_int(H, "H"), to_int(K, "K"), to_int(V, "V"), scale, ptr(stream), err, kErrLen);
     });
   });
 }

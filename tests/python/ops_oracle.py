@@ -25,6 +25,20 @@ def gla(q, k, v, g, scale, h0):
     return torch.stack(o, dim=1), S
 
 
+def gla_grads(q, k, v, g, scale, h0, do, dhT):
+    """The gradients of gla() for q, k, v, g, h0 (float64, torch autograd through the recurrence)
+    given those of o and S_T; h0 and dhT may be None."""
+    leaves = [x.detach().to(F64).requires_grad_(True) for x in (q, k, v, g)]
+    h = h0.detach().to(F64).requires_grad_(True) if h0 is not None else None
+    o, S = gla(*leaves, scale, h)
+    outputs, seeds = [o], [do.to(F64)]
+    if dhT is not None:
+        outputs.append(S)
+        seeds.append(dhT.to(F64))
+    grads = torch.autograd.grad(outputs, leaves + ([h] if h is not None else []), seeds)
+    return tuple(grads) + ((None,) if h is None else ())
+
+
 def linrnn(x, weight, h0):
     """u, a_pre, z = x W^T; h_t = a_t h_{t-1} + (1 - a_t) u_t; y_t = h_t silu(z_t): (y, h_T)."""
     dv = weight.shape[0] // 3

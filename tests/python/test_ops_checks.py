@@ -163,6 +163,16 @@ def test_gla_default_plan(dims, dtype, device, plan):
     assert tuple(_plan.gla(dims, dtype, device, None, StubKernels())) == plan
 
 
+@pytest.mark.parametrize("plan, on_kernels", [
+    (("pingpong_fused", 64, 64), True), (("pingpong_fused", 128, 128), True),
+    (("pipelined_fused", 64, 128), True),
+    (("pingpong_fused", 128, 256), False),  # V padded past the backward kernels' 128
+    (("torch", 64, 64), False),
+])
+def test_gla_gradients_on_kernels_where_the_backward_has_tiles(plan, on_kernels):
+    assert _plan.gla_backward_on_kernels(_plan.GlaPlan(*plan)) == on_kernels
+
+
 def test_gla_plan_without_kernels_or_when_refused():
     assert _plan.gla(DIMS, BF16, "cuda", None, None, ("pingpong_fused",)).variant == "torch"
     assert _plan.gla(DIMS, BF16, "cuda", None, StubKernels(refuse={"pingpong_fused"})).variant == "torch"

@@ -95,6 +95,68 @@ def test_chunk_gla_matches_flash_linear_attention(shape):
     report("chunk_gla", "ours-vs-fla", shape, "hT", oracle.rel_error(ours_h, theirs_h), 5e-3)
 
 
+# Kernel shapes (padded heads <= 128: the backward kernels), zero-padded heads, and V = 200 (padded
+# to 256: the forward on a kernel, the gradients from the general path).
+GLA_GRAD_SHAPES = [(2, 130, 4, 64, 64), (1, 63, 2, 128, 128), (1, 1, 2, 128, 64), (2, 77, 2, 40, 24),
+                   (1, 70, 2, 100, 200)]
+
+
+@pytest.mark.parametrize("gate_scale", [16.0, 0.1])  # default and strong gates
+@pytest.mark.parametrize("shape", GLA_GRAD_SHAPES)
+def test_chunk_gla_gradients(shape, gate_scale):
+    """Every gradient against autograd through the float64 recurrence: the wrapper (the forward
+    saves the states, the saved_states backward) and the registered op (the materialized one)."""
+    B, T, H, K, V = shape
+    q, k, v, g, h0 = oracle.gla_inputs(*shape, torch.bfloat16, CUDA, gate_scale)
+    gen = torch.Generator(device="cpu").manual_seed(7)
+    do = torch.randn(B, T, H, V, generator=gen).to(CUDA, torch.bfloat16)
+    dhT = 0.1 * torch.randn(B, H, K, V, generator=gen).to(CUDA)
+    ref = oracle.gla_grads(q, k, v, g, K ** -0.5, h0, do, dhT)
+    for how in ("wrapper", "registered op"):
+        leaves = [x.clone().requires_grad_() for x in (q, k, v, g, h0)]
+        if how == "wrapper":
+            o, hT = chunk_gla(*leaves[:4], initial_state=leaves[4], output_final_state=True)
+        else:
+            o, hT = torch.ops.overlap.chunk_gla(*leaves[:4], K ** -0.5, leaves[4], True, False, "")
+        grads = torch.autograd.grad((o, hT), leaves, (do, dhT))
+        for name, got, want, x in zip(("dq", "dk", "dv", "dg", "dh0"), grads, ref, leaves):
+            assert got.dtype == x.dtype and got.shape == x.shape
+            report("chunk_gla_backward", how, (*shape, gate_scale), name, oracle.rel_error(got, want), 5e-3)
+
+
+def test_chunk_gla_train_saves_states_for_the_backward_kernels():
+    q, k, v, g, h0 = oracle.gla_inputs(2, 130, 2, 64, 128, torch.bfloat16, CUDA)
+    o, hT, states = torch.ops.overlap.chunk_gla_train(q, k, v, g, 0.125, h0, True, False, "")
+    assert states.shape == (2, 2, 3, 64, 128) and states.dtype == torch.bfloat16
+    assert oracle.rel_error(states[:, :, 0].float(), h0) <= 5e-3  # S_0 = h0
+    o2, hT2 = torch.ops.overlap.chunk_gla(q, k, v, g, 0.125, h0, True, False, "")
+    # The saving instantiation computes as the plain one.
+    assert oracle.rel_error(o, o2) <= 1e-3 and oracle.rel_error(hT, hT2) <= 1e-5
+    do = torch.randn_like(o)
+    torch.library.opcheck(torch.ops.overlap.chunk_gla_backward.default,
+                          (q, k, v, g, 0.125, h0, do, torch.randn_like(hT), states, False, ""))
+    # Where the padded heads pass 128, the forward saves nothing (the gradients take the general path).
+    q, k, v, g, h0 = oracle.gla_inputs(1, 70, 2, 64, 200, torch.bfloat16, CUDA)
+    assert torch.ops.overlap.chunk_gla_train(q, k, v, g, 0.125, h0, False, False, "")[2].numel() == 0
+
+
+@pytest.mark.parametrize("shape", [(2, 300, 4, 64, 64), (1, 257, 2, 128, 128)])
+def test_chunk_gla_gradients_match_flash_linear_attention(shape):
+    fla = pytest.importorskip("fla.ops.gla")
+    q, k, v, g, h0 = oracle.gla_inputs(*shape, torch.bfloat16, CUDA)
+    do = torch.randn(*shape[:3], shape[4], device=CUDA, dtype=torch.bfloat16)
+    results = []
+    for fn in (chunk_gla, fla.chunk_gla):
+        leaves = [x.clone().requires_grad_() for x in (q, k, v, g, h0)]
+        o, _ = fn(*leaves[:4], initial_state=leaves[4])
+        results.append(torch.autograd.grad(o, leaves, do))
+    ref = oracle.gla_grads(q, k, v, g, shape[3] ** -0.5, h0, do, None)
+    for name, ours, theirs, want in zip(("dq", "dk", "dv", "dg", "dh0"), *results, ref):
+        report("chunk_gla_backward", "fla-vs-oracle", shape, name, oracle.rel_error(theirs, want), 1.0)
+        report("chunk_gla_backward", "ours-vs-oracle", shape, name, oracle.rel_error(ours, want), 5e-3)
+        report("chunk_gla_backward", "ours-vs-fla", shape, name, oracle.rel_error(ours, theirs), 1e-2)
+
+
 LINRNN_SHAPES = [(2, 130, 64, 64), (4, 2048, 256, 64), (1, 77, 40, 24)]
 
 

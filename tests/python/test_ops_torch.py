@@ -129,25 +129,51 @@ def test_refusals_name_the_argument():
                   torch.zeros(2, 16))
 
 
-def test_gradients_refused_until_issue_18():
-    q, k, v, g, _ = small_gla()
-    with pytest.raises(NotImplementedError, match="chunk_gla: q: requires_grad=True .* issue 18"):
-        chunk_gla(q.requires_grad_(), k, v, g)
-    with torch.no_grad():
-        chunk_gla(q, k, v, g)  # parameters that require grad are fine where no graph is recorded
+@pytest.mark.parametrize("gate_scale", [16.0, 0.1])
+@pytest.mark.parametrize("state_v_first", [False, True])
+def test_chunk_gla_gradients_match_the_oracle(state_v_first, gate_scale):
+    """The general path's gradients (fp32) against autograd through the float64 step-by-step
+    recurrence, across chunk boundaries, with h0 and the final state, default and strong gates."""
+    q, k, v, g, h0 = oracle.gla_inputs(2, 70, 2, 8, 6, torch.float32, CPU, gate_scale)
+    h0_arg = h0.transpose(-1, -2).contiguous() if state_v_first else h0
+    leaves = [x.clone().requires_grad_() for x in (q, k, v, g, h0_arg)]
+    o, hT = chunk_gla(*leaves[:4], initial_state=leaves[4], output_final_state=True, state_v_first=state_v_first)
+    do, dhT = torch.randn_like(o), torch.randn_like(hT)
+    grads = torch.autograd.grad((o, hT), leaves, (do, dhT))
+    ref = list(oracle.gla_grads(q, k, v, g, 8 ** -0.5, h0, do, dhT.transpose(-1, -2) if state_v_first else dhT))
+    if state_v_first:
+        ref[4] = ref[4].transpose(-1, -2)
+    for got, want, x in zip(grads, ref, leaves):
+        assert got.dtype == x.dtype and got.shape == x.shape
+        assert oracle.rel_error(got, want) <= 1e-5
+    # Only o in the loss, no initial state; the registered op differentiates too.
+    leaves = [x.clone().requires_grad_() for x in (q, k, v, g)]
+    o, _ = torch.ops.overlap.chunk_gla(*leaves, 0.25, None, False, False, "")
+    grads = torch.autograd.grad(o, leaves, do)
+    for got, want in zip(grads, oracle.gla_grads(q, k, v, g, 0.25, None, do, None)):
+        assert oracle.rel_error(got, want) <= 1e-5
+
+
+def test_gradients_refused_where_not_supported():
     w = torch.zeros(6, 4, requires_grad=True)
     with pytest.raises(NotImplementedError, match="linrnn: weight: requires_grad=True"):
         linrnn(torch.zeros(1, 3, 4), w)
-    # The registered op itself (no wrapper): backward names the issue.
-    o, _ = torch.ops.overlap.chunk_gla(q, k, v, g, 0.25, None, False, False, "")
-    with pytest.raises(NotImplementedError, match="issue 18"):
-        o.sum().backward()
+    # The backward op runs the backward kernels only; the general path differentiates in Python.
+    q, k, v, g, _ = small_gla()
+    with pytest.raises(ValueError, match="chunk_gla_backward: no backward kernel runs B=1, T=10, H=2, K=16, V=16 "
+                                         "on cpu"):
+        torch.ops.overlap.chunk_gla_backward(q, k, v, g, 0.25, None, torch.ones(1, 10, 2, 16), None, torch.empty(0),
+                                             False, "")
 
 
 def test_opcheck_schemas_and_fake_implementations():
     q, k, v, g, h0 = small_gla()
     torch.library.opcheck(torch.ops.overlap.chunk_gla.default, (q, k, v, g, 0.25, h0, True, False, ""))
     torch.library.opcheck(torch.ops.overlap.chunk_gla.default, (q, k, v, g, 0.25, None, False, False, "torch"))
+    leaves = tuple(x.clone().requires_grad_() for x in (q, k, v, g, h0))
+    torch.library.opcheck(torch.ops.overlap.chunk_gla_train.default, (*leaves[:4], 0.25, leaves[4], True, False, ""))
+    torch.library.opcheck(torch.ops.overlap.chunk_gla.default, (*leaves[:4], 0.25, leaves[4], True, True, ""))
+
     x, w = torch.randn(2, 5, 16), torch.randn(24, 16)
     torch.library.opcheck(torch.ops.overlap.linrnn.default, (x, w, torch.randn(2, 8), True, ""))
     ws = [torch.randn(16, 16) for _ in range(4)] + [torch.randn(2, 16)]

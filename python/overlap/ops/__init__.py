@@ -9,7 +9,10 @@ torch.compile traces models that call them:
 
 Also torch.ops.overlap.chunk_gla / linrnn / projchain / dual_gemm (the registered ops, all
 arguments given).
-Forward only: gradients and cu_seqlens arrive with issue 18 and are refused until then.
+chunk_gla differentiates (q, k, v, g, initial_state; torch.ops.overlap.chunk_gla_train and
+chunk_gla_backward are its training forward and its backward kernels); linrnn, projchain and
+dual_gemm are forward only and refuse inputs that require grad. cu_seqlens is not supported yet
+(issue 18) and is refused.
 
 Importing this module needs no torch: the ops (and torch) load on first use, and
 overlap.ops._checks / _plan (the argument checks and the choice of kernel) run without torch.

@@ -73,6 +73,16 @@ def gla(dims, dtype, device, variant, kernels, model_variants=()):
     return GlaPlan(variant, Kp, Vp)
 
 
+# Head sizes (after padding) the backward kernels have tiles for (cuda/gla/gla_backward.hpp).
+GLA_BACKWARD_SIZES = (64, 128)
+
+
+def gla_backward_on_kernels(plan):
+    """Whether the gradients of a call the plan ran on a kernel run on the backward kernels (else
+    on the general path): its padded heads must have backward tiles."""
+    return plan.variant != TORCH and plan.K in GLA_BACKWARD_SIZES and plan.V in GLA_BACKWARD_SIZES
+
+
 def linrnn(dims, dtype, device, variant, kernels, model_variants=()):
     return _unpadded("linrnn", dims, dtype, device, variant, kernels, model_variants)
 
