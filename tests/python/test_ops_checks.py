@@ -173,6 +173,25 @@ def test_gla_gradients_on_kernels_where_the_backward_has_tiles(plan, on_kernels)
     assert _plan.gla_backward_on_kernels(_plan.GlaPlan(*plan)) == on_kernels
 
 
+def test_gla_packed_batch_checks():
+    cu = Facts((4,), "int32", "cpu", True)
+    assert _checks.gla_varlen(cu, [0, 3, 3, 10], 1, 10) == 3
+    with pytest.raises(ValueError, match="chunk_gla: cu_seqlens must be \\[N \\+ 1\\] \\(1 dims\\)"):
+        _checks.gla_varlen(Facts((2, 2), "int32", "cpu", True), [], 1, 10)
+    with pytest.raises(TypeError, match="chunk_gla: cu_seqlens has dtype float32; expected one of int32, int64"):
+        _checks.gla_varlen(Facts((2,), "float32", "cpu", True), [0, 10], 1, 10)
+    with pytest.raises(ValueError, match="must have B = 1, got B = 3"):
+        _checks.gla_varlen(cu, [0, 3, 3, 10], 3, 10)
+    with pytest.raises(ValueError, match="at least two offsets"):
+        _checks.gla_varlen(Facts((1,), "int64", "cpu", True), [0], 1, 10)
+    with pytest.raises(ValueError, match="must run from 0 to T = 10, got 1 to 10"):
+        _checks.gla_varlen(cu, [1, 3, 3, 10], 1, 10)
+    with pytest.raises(ValueError, match=r"must not decrease: cu_seqlens\[2\] = 2 < cu_seqlens\[1\] = 3"):
+        _checks.gla_varlen(cu, [0, 3, 2, 10], 1, 10)
+    with pytest.raises(ValueError, match=r"initial_state has shape \(1, 2, 8, 4\), expected \(3, 2, 8, 4\)"):
+        _checks.gla_varlen_state(Facts((1, 2, 8, 4), "float32", "cpu", True), 3, 2, 8, 4, False)
+
+
 def test_gla_plan_without_kernels_or_when_refused():
     assert _plan.gla(DIMS, BF16, "cuda", None, None, ("pingpong_fused",)).variant == "torch"
     assert _plan.gla(DIMS, BF16, "cuda", None, StubKernels(refuse={"pingpong_fused"})).variant == "torch"

@@ -140,6 +140,31 @@ def test_chunk_gla_train_saves_states_for_the_backward_kernels():
     assert torch.ops.overlap.chunk_gla_train(q, k, v, g, 0.125, h0, False, False, "")[2].numel() == 0
 
 
+def test_chunk_gla_packed_batch_on_kernels():
+    """cu_seqlens with lengths 1, 0, 130, 64, 257 on the kernels: each sequence's output, final
+    state and gradients against the float64 recurrence of that sequence alone."""
+    offsets = [0, 1, 1, 131, 195, 452]
+    q, k, v, g, _ = oracle.gla_inputs(1, offsets[-1], 2, 64, 128, torch.bfloat16, CUDA)
+    h0 = 0.1 * torch.randn(len(offsets) - 1, 2, 64, 128, device=CUDA)
+    leaves = [x.clone().requires_grad_() for x in (q, k, v, g, h0)]
+    o, hT = chunk_gla(*leaves[:4], initial_state=leaves[4], output_final_state=True,
+                      cu_seqlens=torch.tensor(offsets, device=CUDA))
+    do, dhT = torch.randn_like(o), 0.1 * torch.randn_like(hT)
+    grads = torch.autograd.grad((o, hT), leaves, (do, dhT))
+    for i, (s, e) in enumerate(zip(offsets, offsets[1:])):
+        if e == s:
+            assert torch.equal(hT[i], h0[i]) and torch.equal(grads[4][i], dhT[i])
+            continue
+        part = [x[:, s:e] for x in (q, k, v, g)]
+        ref_o, ref_h = oracle.gla(*part, 64 ** -0.5, h0[i:i + 1])
+        report("chunk_gla_packed", "default", (s, e), "o", oracle.rel_error(o[:, s:e], ref_o), 5e-3)
+        report("chunk_gla_packed", "default", (s, e), "hT", oracle.rel_error(hT[i:i + 1], ref_h), 5e-3)
+        ref = oracle.gla_grads(*part, 64 ** -0.5, h0[i:i + 1], do[:, s:e], dhT[i:i + 1])
+        for name, got, want in zip(("dq", "dk", "dv", "dg"), [x[:, s:e] for x in grads[:4]], ref[:4]):
+            report("chunk_gla_packed", "default", (s, e), name, oracle.rel_error(got, want), 5e-3)
+        report("chunk_gla_packed", "default", (s, e), "dh0", oracle.rel_error(grads[4][i:i + 1], ref[4]), 5e-3)
+
+
 @pytest.mark.parametrize("shape", [(2, 300, 4, 64, 64), (1, 257, 2, 128, 128)])
 def test_chunk_gla_gradients_match_flash_linear_attention(shape):
     fla = pytest.importorskip("fla.ops.gla")

@@ -120,8 +120,17 @@ def test_refusals_name_the_argument():
         chunk_gla(q, k, v, g, scale=-1.0)
     with pytest.raises(ValueError, match=r"chunk_gla: unknown variant='fast'"):
         chunk_gla(q, k, v, g, variant="fast")
-    with pytest.raises(NotImplementedError, match="chunk_gla: cu_seqlens: .* issue 18"):
-        chunk_gla(q, k, v, g, cu_seqlens=torch.tensor([0, 10]))
+    with pytest.raises(ValueError, match="chunk_gla: with cu_seqlens .* must have B = 1, got B = 2"):
+        chunk_gla(*(torch.cat([x, x]) for x in (q, k, v, g)), cu_seqlens=torch.tensor([0, 10]))
+    with pytest.raises(ValueError, match="chunk_gla: cu_seqlens must run from 0 to T = 10, got 0 to 9"):
+        chunk_gla(q, k, v, g, cu_seqlens=torch.tensor([0, 4, 9]))
+    with pytest.raises(ValueError, match=r"chunk_gla: cu_seqlens must not decrease: cu_seqlens\[2\] = 3"):
+        chunk_gla(q, k, v, g, cu_seqlens=torch.tensor([0, 4, 3, 10]))
+    with pytest.raises(TypeError, match="chunk_gla: cu_seqlens has dtype float32"):
+        chunk_gla(q, k, v, g, cu_seqlens=torch.tensor([0.0, 10.0]))
+    with pytest.raises(ValueError, match=r"chunk_gla: initial_state has shape \(1, 2, 16, 16\), expected "
+                                         r"\(2, 2, 16, 16\) \(one state per sequence"):
+        chunk_gla(q, k, v, g, initial_state=h0, cu_seqlens=torch.tensor([0, 4, 10]))
     with pytest.raises(ValueError, match=r"linrnn: weight has shape \(10, 16\)"):
         linrnn(torch.zeros(1, 4, 16), torch.zeros(10, 16))
     with pytest.raises(TypeError, match="projchain: w_k must be a torch.Tensor, got NoneType"):
@@ -152,6 +161,41 @@ def test_chunk_gla_gradients_match_the_oracle(state_v_first, gate_scale):
     grads = torch.autograd.grad(o, leaves, do)
     for got, want in zip(grads, oracle.gla_grads(q, k, v, g, 0.25, None, do, None)):
         assert oracle.rel_error(got, want) <= 1e-5
+
+
+@pytest.mark.parametrize("state_v_first", [False, True])
+def test_chunk_gla_packed_batch(state_v_first):
+    """cu_seqlens (lengths 5, 0, 70, 1, 33; one state each): every sequence's output, final state and
+    gradients as the float64 recurrence gives them for that sequence alone."""
+    lengths = [5, 0, 70, 1, 33]
+    offsets = [0]
+    for n in lengths:
+        offsets.append(offsets[-1] + n)
+    q, k, v, g, _ = oracle.gla_inputs(1, offsets[-1], 2, 8, 6, torch.float32, CPU)
+    h0 = 0.1 * torch.randn(len(lengths), 2, 8, 6)
+    h0_arg = h0.transpose(-1, -2).contiguous() if state_v_first else h0
+    leaves = [x.clone().requires_grad_() for x in (q, k, v, g, h0_arg)]
+    o, hT = chunk_gla(*leaves[:4], initial_state=leaves[4], output_final_state=True, state_v_first=state_v_first,
+                      cu_seqlens=torch.tensor(offsets, dtype=torch.int32))
+    assert o.shape == v.shape and hT.shape == h0_arg.shape
+    do, dhT = torch.randn_like(o), torch.randn_like(hT)
+    grads = torch.autograd.grad((o, hT), leaves, (do, dhT))
+    for i, (s, e) in enumerate(zip(offsets, offsets[1:])):
+        part = [x[:, s:e] for x in (q, k, v, g)]
+        dhT_i = dhT[i:i + 1].transpose(-1, -2) if state_v_first else dhT[i:i + 1]
+        hT_i = hT[i:i + 1].transpose(-1, -2) if state_v_first else hT[i:i + 1]
+        if e == s:  # the state passes through
+            assert torch.equal(hT_i, h0[i:i + 1])
+            continue
+        ref_o, ref_h = oracle.gla(*part, 8 ** -0.5, h0[i:i + 1])
+        assert oracle.rel_error(o[:, s:e], ref_o) <= 1e-5 and oracle.rel_error(hT_i, ref_h) <= 1e-5
+        ref = oracle.gla_grads(*part, 8 ** -0.5, h0[i:i + 1], do[:, s:e], dhT_i)
+        for got, want in zip([x[:, s:e] for x in grads[:4]], ref[:4]):
+            assert oracle.rel_error(got, want) <= 1e-5
+        dh0 = grads[4][i:i + 1].transpose(-1, -2) if state_v_first else grads[4][i:i + 1]
+        assert oracle.rel_error(dh0, ref[4]) <= 1e-5
+    # The zero-length sequence's state gradient is what reached its final state.
+    assert torch.equal(grads[4][1], dhT[1])
 
 
 def test_gradients_refused_where_not_supported():

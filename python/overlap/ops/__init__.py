@@ -11,8 +11,8 @@ Also torch.ops.overlap.chunk_gla / linrnn / projchain / dual_gemm (the registere
 arguments given).
 chunk_gla differentiates (q, k, v, g, initial_state; torch.ops.overlap.chunk_gla_train and
 chunk_gla_backward are its training forward and its backward kernels); linrnn, projchain and
-dual_gemm are forward only and refuse inputs that require grad. cu_seqlens is not supported yet
-(issue 18) and is refused.
+dual_gemm are forward only and refuse inputs that require grad. chunk_gla takes fla's packed
+batches (cu_seqlens) and runs each sequence as its own call (no variable-length kernel yet).
 
 Importing this module needs no torch: the ops (and torch) load on first use, and
 overlap.ops._checks / _plan (the argument checks and the choice of kernel) run without torch.

@@ -111,6 +111,38 @@ def gla(q, k, v, g, initial_state, state_v_first):
     return B, T, H, K, V
 
 
+INDEX_DTYPES = ("int32", "int64")
+
+
+def gla_varlen(cu_seqlens, offsets, B, T):
+    """cu_seqlens (flash-linear-attention's packed batch: sequence i is steps offsets[i] to
+    offsets[i+1] of the one batch row) against q's B and T: the sequence count N."""
+    op = "chunk_gla"
+    dims(op, "cu_seqlens", cu_seqlens, "[N + 1]")
+    if cu_seqlens.dtype not in INDEX_DTYPES:
+        raise TypeError(f"{op}: cu_seqlens has dtype {cu_seqlens.dtype}; expected one of {', '.join(INDEX_DTYPES)}")
+    if B != 1:
+        raise ValueError(f"{op}: with cu_seqlens the sequences are packed along T of one batch row: q must have "
+                         f"B = 1, got B = {B}")
+    if len(offsets) < 2:
+        raise ValueError(f"{op}: cu_seqlens must hold at least two offsets (one sequence), got {list(offsets)}")
+    if offsets[0] != 0 or offsets[-1] != T:
+        raise ValueError(f"{op}: cu_seqlens must run from 0 to T = {T}, got {offsets[0]} to {offsets[-1]}")
+    for i in range(len(offsets) - 1):
+        if offsets[i + 1] < offsets[i]:
+            raise ValueError(f"{op}: cu_seqlens must not decrease: cu_seqlens[{i + 1}] = {offsets[i + 1]} < "
+                             f"cu_seqlens[{i}] = {offsets[i]}")
+    return len(offsets) - 1
+
+
+def gla_varlen_state(initial_state, N, H, K, V, state_v_first):
+    """initial_state of a packed batch: one state per sequence."""
+    op = "chunk_gla"
+    input_tensor(op, "initial_state", initial_state, "[N, H, K, V]", allowed=("float32",))
+    expected = (N, H, V, K) if state_v_first else (N, H, K, V)
+    shape(op, "initial_state", initial_state, expected, "one state per sequence of cu_seqlens")
+
+
 def linrnn(x, weight, initial_state):
     """linrnn's arguments; weight is nn.Linear(d, 3 dv)'s, rows [u; a; z]: (B, T, d, dv)."""
     op = "linrnn"

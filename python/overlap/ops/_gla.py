@@ -35,21 +35,54 @@ def chunk_gla(q, k, v, g, scale=None, initial_state=None, output_final_state=Fal
     backward runs on our kernels (`saved_states`) where the padded heads are at most 128 wide;
     elsewhere the gradients come from the general path (recomputed in fp32). Strided inputs (q, k,
     v split off one projection) are copied to contiguous ones first, as fla does; the registered
-    ops refuse them instead. cu_seqlens is not supported yet (issue 18) and is refused.
+    ops refuse them instead.
+
+    cu_seqlens (int32 or int64 [N + 1], fla's packed batch: B = 1, sequence i is steps
+    cu_seqlens[i] to cu_seqlens[i + 1]; cu_seqlens_cpu a host copy that saves reading it back):
+    initial_state and the final state are [N, H, K, V]. Each sequence runs as its own call (there
+    is no variable-length kernel yet), so the outputs are those of each sequence alone; a
+    zero-length sequence's final state is its initial state.
     """
     _common.require_tensors(OP, q=q, k=k, v=v, g=g, initial_state_=initial_state)
-    if cu_seqlens is not None or cu_seqlens_cpu is not None:
-        _checks.not_implemented(OP, "cu_seqlens", "variable-length batches")
     if scale is None:
         scale = q.shape[-1] ** -0.5
     _checks.positive_scale(OP, scale)
     q, k, v, g, initial_state = _common.contiguous(q, k, v, g, initial_state)
+    if cu_seqlens is not None or cu_seqlens_cpu is not None:
+        return _packed(q, k, v, g, scale, initial_state, output_final_state, state_v_first,
+                       cu_seqlens if cu_seqlens is not None else cu_seqlens_cpu,
+                       cu_seqlens_cpu if cu_seqlens_cpu is not None else cu_seqlens, variant)
     args = (q, k, v, g, float(scale), initial_state, bool(output_final_state), bool(state_v_first), variant or "")
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (q, k, v, g, initial_state)):
         o, final_state, _ = _train_op(*args)
     else:
         o, final_state = _op(*args)
     return o, (final_state if output_final_state else None)
+
+
+def _packed(q, k, v, g, scale, initial_state, output_final_state, state_v_first, cu_seqlens, offsets, variant):
+    """A packed batch, one call per sequence (chunk_gla's cu_seqlens)."""
+    _common.require_tensors(OP, cu_seqlens=cu_seqlens, cu_seqlens_cpu=offsets)
+    f = _common.facts
+    B, T, H, K, V = _checks.gla(f(q), f(k), f(v), f(g), None, state_v_first)
+    offsets = [int(x) for x in (offsets.tolist() if offsets.dim() == 1 else [])]
+    N = _checks.gla_varlen(f(cu_seqlens), offsets, B, T)
+    if initial_state is not None:
+        _checks.gla_varlen_state(f(initial_state), N, H, K, V, state_v_first)
+    state_shape = (1, H, V, K) if state_v_first else (1, H, K, V)
+    outputs, finals = [], []
+    for i in range(N):
+        s, e = offsets[i], offsets[i + 1]
+        h0 = initial_state[i:i + 1] if initial_state is not None else None
+        if e == s:  # nothing to run: the state passes through
+            finals.append(h0 if h0 is not None else q.new_zeros(state_shape, dtype=torch.float32))
+            continue
+        o, hT = chunk_gla(q[:, s:e], k[:, s:e], v[:, s:e], g[:, s:e], scale, h0, output_final_state, state_v_first,
+                          variant=variant)
+        outputs.append(o)
+        finals.append(hT)
+    o = torch.cat(outputs, dim=1)  # T >= 1 (checked), so some sequence ran
+    return o, (torch.cat(finals) if output_final_state else None)
 
 
 def _dims(q, k, v, g, initial_state, state_v_first):
