@@ -228,12 +228,7 @@ __device__ void dv_from_state(float (&acc)[V / 16][4], unsigned char* smem, int 
     a[1] = decayed_row_pair<true>(k, L::kQkLd, b, L::kBLd, j0 + gq + 8, kLast, kc + 2 * tq);
     a[2] = decayed_row_pair<true>(k, L::kQkLd, b, L::kBLd, j0 + gq, kLast, kc + 2 * tq + 8);
     a[3] = decayed_row_pair<true>(k, L::kQkLd, b, L::kBLd, j0 + gq + 8, kLast, kc + 2 * tq + 8);
-#pragma unroll
-    for (int np = 0; np < V / 32; ++np) {
-      std::uint32_t bf[4];
-      b_rows(bf, dS, L::kVLd, v0 + np * 16, kc);
-      mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
-    }
+    mma_b_rows(acc, a, dS, L::kVLd, v0, kc);
   }
 }
 

@@ -82,12 +82,7 @@ __device__ void rows_times_state_t(float (&acc)[NT][4], const bf16* x, const bf1
   for (int vc = 0; vc < V; vc += 16) {
     std::uint32_t a[4];
     a_rows(a, x, L::kVLd, r0, vc);
-#pragma unroll
-    for (int np = 0; np < NT / 2; ++np) {
-      std::uint32_t bf[4];
-      b_cols(bf, m, L::kVLd, c0 + np * 16, vc);
-      mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
-    }
+    mma_b_cols(acc, a, m, L::kVLd, c0, vc);
   }
 }
 
@@ -147,12 +142,7 @@ __device__ void dv_from_A(float (&acc)[V / 16][4], unsigned char* smem, int j0, 
     if (tc < j0) continue;
     std::uint32_t a[4];
     a_cols(a, A, L::kCLd, j0, tc);
-#pragma unroll
-    for (int np = 0; np < V / 32; ++np) {
-      std::uint32_t bf[4];
-      b_rows(bf, d_o, L::kVLd, v0 + np * 16, tc);
-      mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
-    }
+    mma_b_rows(acc, a, d_o, L::kVLd, v0, tc);
   }
 }
 

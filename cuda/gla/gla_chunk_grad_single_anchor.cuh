@@ -108,12 +108,7 @@ __device__ void form_dq(float (&acc)[NT][4], unsigned char* smem, int i0, int c0
   for (int jc = 0; jc <= i0; jc += 16) {
     std::uint32_t a[4];
     a_rows(a, dA, L::kCLd, i0, jc);
-#pragma unroll
-    for (int np = 0; np < NT / 2; ++np) {
-      std::uint32_t bf[4];
-      b_rows(bf, k, L::kQkLd, c0 + np * 16, jc);
-      mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
-    }
+    mma_b_rows(acc, a, k, L::kQkLd, c0, jc);
   }
 }
 
@@ -148,12 +143,7 @@ __device__ void form_dk(float (&acc)[NT][4], unsigned char* smem, int j0, int c0
   for (int tc = j0; tc < kChunk; tc += 16) {
     std::uint32_t a[4];
     a_cols(a, dA, L::kCLd, j0, tc);
-#pragma unroll
-    for (int np = 0; np < NT / 2; ++np) {
-      std::uint32_t bf[4];
-      b_rows(bf, q, L::kQkLd, c0 + np * 16, tc);
-      mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
-    }
+    mma_b_rows(acc, a, q, L::kQkLd, c0, tc);
   }
 }
 
@@ -167,12 +157,7 @@ __device__ void dv_from_state(float (&acc)[V / 16][4], unsigned char* smem, int 
   for (int kc = 0; kc < K; kc += 16) {
     std::uint32_t a[4];
     a_rows(a, kf, L::kQkLd, j0, kc);
-#pragma unroll
-    for (int np = 0; np < V / 32; ++np) {
-      std::uint32_t bf[4];
-      b_rows(bf, dS, L::kVLd, v0 + np * 16, kc);
-      mma_pair(acc[2 * np], acc[2 * np + 1], a, bf);
-    }
+    mma_b_rows(acc, a, dS, L::kVLd, v0, kc);
   }
 }
 

@@ -301,13 +301,7 @@ __device__ void output_first_half(OutputRegs& r, const Stage<K, Stages>& st, con
     a[1] = decayed_pair<K, Stages, false>(st.q, st.b, i0 + gq + 8, -1, kc + 2 * tq);
     a[2] = decayed_pair<K, Stages, false>(st.q, st.b, i0 + gq, -1, kc + 2 * tq + 8);
     a[3] = decayed_pair<K, Stages, false>(st.q, st.b, i0 + gq + 8, -1, kc + 2 * tq + 8);
-#pragma unroll
-    for (int np = 0; np < kBlockV / 16; ++np) {
-      std::uint32_t bf[4];
-      mma::b_rows(bf, s_n, L::kVLd, np * 16, kc);
-      ptx::mma_bf16_16816(r.acc[2 * np], a, bf[0], bf[1]);
-      ptx::mma_bf16_16816(r.acc[2 * np + 1], a, bf[2], bf[3]);
-    }
+    mma::mma_b_rows(r.acc, a, s_n, L::kVLd, 0, kc);
   }
 }
 
@@ -334,13 +328,7 @@ __device__ void output_second_half(OutputRegs& r, const Params& p, const Slice& 
       a[2] = ptx::pack_bf16(scratch[gq * 16 + 2 * tq + 8], scratch[gq * 16 + 2 * tq + 9]);
       a[3] = ptx::pack_bf16(scratch[(gq + 8) * 16 + 2 * tq + 8], scratch[(gq + 8) * 16 + 2 * tq + 9]);
     }
-#pragma unroll
-    for (int np = 0; np < kBlockV / 16; ++np) {
-      std::uint32_t bf[4];
-      mma::b_rows(bf, st.v, L::kVLd, np * 16, sc * 16);
-      ptx::mma_bf16_16816(r.acc[2 * np], a, bf[0], bf[1]);
-      ptx::mma_bf16_16816(r.acc[2 * np + 1], a, bf[2], bf[3]);
-    }
+    mma::mma_b_rows(r.acc, a, st.v, L::kVLd, 0, sc * 16);
   }
 
   const long long v_stride = (long long)p.H * p.V;
@@ -435,13 +423,7 @@ __device__ void update_state(StateRegs<K>& S, const Stage<K, Stages>& st, const 
     for (int mt = 0; mt < StateRegs<K>::kMTiles; ++mt) {
       std::uint32_t a[4];
       mma::a_cols(a, kd, L::kQkLd, m_base + mt * 16, kc);
-#pragma unroll
-      for (int np = 0; np < kBlockV / 16; ++np) {
-        std::uint32_t bf[4];
-        mma::b_rows(bf, st.v, L::kVLd, np * 16, kc);
-        ptx::mma_bf16_16816(S.s[mt][2 * np], a, bf[0], bf[1]);
-        ptx::mma_bf16_16816(S.s[mt][2 * np + 1], a, bf[2], bf[3]);
-      }
+      mma::mma_b_rows(S.s[mt], a, st.v, L::kVLd, 0, kc);
     }
   }
 }

@@ -134,12 +134,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
     for (int tc = 0; tc < kChunk; tc += 16) {
       std::uint32_t a[4];
       a_cols(a, x, L::kXLd, warp * 16, tc);
-#pragma unroll
-      for (int np = 0; np < kNTiles / 2; ++np) {
-        std::uint32_t bf[4];
-        b_rows(bf, y, L::kYLd, np * 16, tc);
-        mma_pair(s[2 * np], s[2 * np + 1], a, bf);
-      }
+      mma_b_rows(s, a, y, L::kYLd, 0, tc);
     }
     __syncthreads();  // every warp is done with this stage
     if (it + kWalkStages < NT) load_walk_chunk<W>(p, x0, y0, stage, K, chunk_of(it + kWalkStages));
