@@ -9,11 +9,13 @@
 #include "core/error.hpp"
 #include "gla/gla_backward_launch.hpp"
 #include "gla/gla_backward_tiling.hpp"
+#include "gla/gla_forward.hpp"
 
 namespace overlap::cuda {
 namespace {
 
-using gla_backward_kernel::kChunk;
+// The backward reads S_n per chunk in the layout the forward saves them in.
+static_assert(gla_backward_kernel::kChunk == kGlaStateChunk, "the backward's chunk is the saved states' chunk");
 
 // The workspace: dS_n for every chunk, bf16, and before it S_n (materialized only), each
 // 256-byte aligned.
@@ -21,9 +23,7 @@ struct WorkspaceLayout {
   std::size_t states = 0, dstates = 0, bytes = 0;
   WorkspaceLayout(GlaBackwardVariant v, const gla::GlaShape& s) {
     const auto align = [](std::size_t x) { return (x + 255) / 256 * 256; };
-    const std::size_t chunks = static_cast<std::size_t>((s.T + kChunk - 1) / kChunk);
-    const std::size_t state_array =
-        align(static_cast<std::size_t>(s.B * s.H) * chunks * static_cast<std::size_t>(s.K * s.V) * 2);
+    const std::size_t state_array = align(static_cast<std::size_t>(shape_numel(gla_saved_states_shape(s))) * 2);
     dstates = v == GlaBackwardVariant::Materialized ? state_array : 0;
     bytes = dstates + state_array;
   }

@@ -51,9 +51,9 @@ cudaError_t walk(const Problem& p, cudaStream_t s) {
 
 template <int K, int V>
 cudaError_t chunk_grads_kv(const Problem& p, cudaStream_t s) {
-  const int chunks = (p.T + kern::kChunk - 1) / kern::kChunk;
-  return launch(kern::gla_chunk_grad_kernel<K, V>, dim3(chunks, p.H, p.B), kern::kChunkGradThreads,
-                kern::ChunkGradLayout<K, V>::kBytes, params_of(p), s);
+  const kern::Params kp = params_of(p);
+  return launch(kern::gla_chunk_grad_kernel<K, V>, dim3(kp.num_chunks, p.H, p.B), kern::kChunkGradThreads,
+                kern::ChunkGradLayout<K, V>::kBytes, kp, s);
 }
 
 }  // namespace

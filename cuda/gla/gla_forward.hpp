@@ -33,6 +33,12 @@ const std::vector<GlaVariant>& all_gla_variants();
 std::string gla_variant_name(GlaVariant variant);     // "pipelined_fused", ...
 GlaVariant parse_gla_variant(std::string_view name);  // throws overlap::Error on unknown names
 
+// GlaDeviceArgs::states (bf16): S_n entering each 64-step chunk, [B, H, ceil(T/64), K, V].
+constexpr std::int64_t kGlaStateChunk = 64;
+inline Shape gla_saved_states_shape(const gla::GlaShape& s) {
+  return {s.B, s.H, (s.T + kGlaStateChunk - 1) / kGlaStateChunk, s.K, s.V};
+}
+
 struct GlaDeviceArgs {
   const void* q = nullptr;   // bf16 [B,T,H,K]
   const void* k = nullptr;   // bf16 [B,T,H,K]
@@ -43,7 +49,7 @@ struct GlaDeviceArgs {
   float* hT = nullptr;       // fp32 [B,H,K,V] or null
   // Scratch for the materialized carry (gla_workspace_bytes); null: allocated on the stream.
   void* workspace = nullptr;
-  // Optional, bf16 [B,H,NT,K,V] (NT = ceil(T/64)), 16-byte aligned: where given, the forward
+  // Optional, bf16 gla_saved_states_shape, 16-byte aligned: where given, the forward
   // also writes S_n, the state entering every 64-step chunk, which gla_backward's saved_states
   // variant reads instead of walking the chunks again (gla_backward.hpp). Every variant can;
   // the materialized carry then keeps its states here and needs no workspace.

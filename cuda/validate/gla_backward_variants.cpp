@@ -27,10 +27,8 @@ std::vector<GpuVariant> gla_backward_gpu_variants() {
       gv.prepare = [](const ShapeArgs& args, const DeviceTensors& in, cudaStream_t stream) {
         gla::GlaShape shape = gla::GlaShape::from_args(args);
         shape.want_hT = false;
-        const Shape dims{shape.B, shape.H, (shape.T + 63) / 64, shape.K, shape.V};
-        std::int64_t elems = 1;
-        for (std::int64_t d : dims) elems *= d;
-        DeviceTensor states{DType::BF16, dims, DeviceBuffer(static_cast<std::size_t>(elems) * 2)};
+        const Shape dims = cuda::gla_saved_states_shape(shape);
+        DeviceTensor states{DType::BF16, dims, DeviceBuffer(static_cast<std::size_t>(shape_numel(dims)) * 2)};
         DeviceBuffer o(static_cast<std::size_t>(shape.B * shape.T * shape.H * shape.V) * 2);
         cuda::GlaDeviceArgs f;
         f.q = device_ptr(in, "q");

@@ -229,16 +229,21 @@ def _pad_state(s, Kp, Vp):
     return (F.pad(s, (0, Vp - V, 0, Kp - K)) if (Kp, Vp) != (K, V) else s).to(torch.float32).contiguous()
 
 
+def _kernel_inputs(plan, q, k, v, g):
+    """bf16 q, k, v and fp32 g, zero-padded to the head sizes the plan's kernel has tiles for."""
+    qb, kb = (_pad_last(_cuda.to_kernel_dtype(x), plan.K) for x in (q, k))
+    vb = _pad_last(_cuda.to_kernel_dtype(v), plan.V)
+    gf = _pad_last(g.to(torch.float32).contiguous(), plan.K)
+    return qb, kb, vb, gf
+
+
 def _kernel(plan, dims, q, k, v, g, scale, h0, want_hT, save_states):
     B, T, H, K, V = dims
     Kp, Vp = plan.K, plan.V
     device = q.device
     m = _cuda.kernels().m
     with torch.cuda.device(device):
-        # bf16 q, k, v and fp32 g, zero-padded to a head size the kernel has a tile for.
-        qb, kb = (_pad_last(_cuda.to_kernel_dtype(x), Kp) for x in (q, k))
-        vb = _pad_last(_cuda.to_kernel_dtype(v), Vp)
-        gf = _pad_last(g.to(torch.float32).contiguous(), Kp)
+        qb, kb, vb, gf = _kernel_inputs(plan, q, k, v, g)
         h0 = _pad_state(h0, Kp, Vp)
         o = _cuda.output((B, T, H, Vp), torch.bfloat16, device)
         hT = _cuda.output((B, H, Kp, Vp), torch.float32, device) if want_hT else None
@@ -264,9 +269,8 @@ def _kernel_backward(plan, dims, q, k, v, g, scale, h0, do, dhT, states):
     m = _cuda.kernels().m
     variant = "saved_states" if states.numel() else "materialized"
     with torch.cuda.device(device):
-        qb, kb = (_pad_last(_cuda.to_kernel_dtype(x), Kp) for x in (q, k))
-        vb, dob = (_pad_last(_cuda.to_kernel_dtype(x), Vp) for x in (v, do))
-        gf = _pad_last(g.to(torch.float32).contiguous(), Kp)
+        qb, kb, vb, gf = _kernel_inputs(plan, q, k, v, g)
+        dob = _pad_last(_cuda.to_kernel_dtype(do), Vp)
         h0, dhT = _pad_state(h0, Kp, Vp), _pad_state(dhT, Kp, Vp)
         dq = _cuda.output((B, T, H, Kp), torch.bfloat16, device)
         dk = _cuda.output((B, T, H, Kp), torch.bfloat16, device)

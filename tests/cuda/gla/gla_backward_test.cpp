@@ -95,7 +95,7 @@ TEST_P(GlaBackwardGpu, MatchesOracle) {
   // seed, so that every variant's way of saving them (TMA from the wgmma kernel's state tile,
   // the mma.sync kernels' stores) meets the oracle; one that cannot run here passes it on.
   // The states arrive poisoned: one the forward leaves unwritten fails the gradients.
-  Tensor states_host(DType::BF16, {shape.B, shape.H, (shape.T + 63) / 64, shape.K, shape.V});
+  Tensor states_host(DType::BF16, gla_saved_states_shape(shape));
   poison(states_host);
   const DeviceTensor states(states_host);
   const DeviceTensor o(Tensor(DType::BF16, shape.v_shape()).nbytes());
