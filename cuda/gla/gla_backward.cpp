@@ -18,14 +18,16 @@ namespace {
 static_assert(gla_backward_kernel::kChunk == kGlaStateChunk, "the backward's chunk is the saved states' chunk");
 
 // The workspace: dS_n for every chunk, bf16, and before it S_n (materialized only), each
-// 256-byte aligned.
+// 256-byte aligned; after them a variable-length batch's plan.
 struct WorkspaceLayout {
-  std::size_t states = 0, dstates = 0, bytes = 0;
-  WorkspaceLayout(GlaBackwardVariant v, const gla::GlaShape& s) {
+  std::size_t states = 0, dstates = 0, plan = 0, bytes = 0;
+  WorkspaceLayout(GlaBackwardVariant v, const gla::GlaShape& s, int num_seqs) {
     const auto align = [](std::size_t x) { return (x + 255) / 256 * 256; };
-    const std::size_t state_array = align(static_cast<std::size_t>(shape_numel(gla_saved_states_shape(s))) * 2);
+    const Shape shape = num_seqs > 0 ? gla_varlen_states_shape(s, num_seqs) : gla_saved_states_shape(s);
+    const std::size_t state_array = align(static_cast<std::size_t>(shape_numel(shape)) * 2);
     dstates = v == GlaBackwardVariant::Materialized ? state_array : 0;
-    bytes = dstates + state_array;
+    plan = dstates + state_array;
+    bytes = plan + (num_seqs > 0 ? gla_varlen_plan_bytes(num_seqs) : 0);
   }
 };
 
@@ -67,8 +69,8 @@ std::optional<std::string> gla_backward_cannot_implement(GlaBackwardVariant v, c
   return std::nullopt;
 }
 
-std::size_t gla_backward_workspace_bytes(GlaBackwardVariant v, const gla::GlaShape& s) {
-  return WorkspaceLayout(v, s).bytes;
+std::size_t gla_backward_workspace_bytes(GlaBackwardVariant v, const gla::GlaShape& s, int num_seqs) {
+  return WorkspaceLayout(v, s, num_seqs).bytes;
 }
 
 void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::GlaShape& s, CUstream_st* stream) {
@@ -89,7 +91,18 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
                     "gla_backward {}: {} must be 16-byte aligned (its address ends in {:#x})", name, what,
                     reinterpret_cast<std::uintptr_t>(ptr) % 16);
   OVERLAP_REQUIRE(!s.want_hT || a.dhT, "gla_backward {}: the shape says hT=1 but dhT is null", name);
-  const WorkspaceLayout ws(v, s);
+  const bool varlen = a.varlen.active();
+  if (varlen) {
+    OVERLAP_REQUIRE(s.B == 1, "gla_backward {}: with cu_seqlens the sequences are packed along T: B must be 1, not {}",
+                    name, s.B);
+    OVERLAP_REQUIRE(a.varlen.num_seqs >= 1, "gla_backward {}: num_seqs must be at least 1 with cu_seqlens, not {}",
+                    name, a.varlen.num_seqs);
+    OVERLAP_REQUIRE(a.varlen.num_seqs <= 65535, "gla_backward {}: num_seqs = {} over the grid limit 65535", name,
+                    a.varlen.num_seqs);
+    OVERLAP_REQUIRE(gla_varlen_max_chunks(s, a.varlen.num_seqs) <= INT_MAX,
+                    "gla_backward {}: T = {} with {} sequences: too many chunks", name, s.T, a.varlen.num_seqs);
+  }
+  const WorkspaceLayout ws(v, s, varlen ? a.varlen.num_seqs : 0);
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
   void* scratch = a.workspace;
   if (!scratch) check_cuda(cudaMallocAsync(&scratch, ws.bytes, cs), "workspace allocation", v);
@@ -118,7 +131,12 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
   p.V = static_cast<int>(s.V);
   p.scale = static_cast<float>(s.scale_or_default());
 
-  int launched = saved ? cudaSuccess : gla_backward_launch::states(p, stream);
+  int launched = cudaSuccess;
+  if (varlen) {
+    p.max_chunks = static_cast<int>(gla_varlen_max_chunks(s, a.varlen.num_seqs));
+    launched = gla_varlen_plan(&p.varlen, a.varlen.cu_seqlens, a.varlen.num_seqs, p.T, base + ws.plan, stream);
+  }
+  if (launched == cudaSuccess && !saved) launched = gla_backward_launch::states(p, stream);
   if (launched == cudaSuccess) launched = gla_backward_launch::state_grads(p, stream);
   if (launched == cudaSuccess) launched = gla_backward_launch::chunk_grads(p, stream);
   if (!a.workspace) check_cuda(cudaFreeAsync(scratch, cs), "workspace release", v);

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gla/gla_varlen.hpp"
 #include "gla/shape.hpp"
 
 struct CUstream_st;
@@ -52,10 +53,15 @@ struct GlaBackwardArgs {
   // Scratch of gla_backward_workspace_bytes; null: allocated on the stream. q, k, v, g, do,
   // states and the workspace must be 16-byte aligned (the kernels copy 16-byte pieces).
   void* workspace = nullptr;
+  // A variable-length batch (gla_varlen.hpp): shape.B = 1, h0, dhT, dh0 one per sequence, the
+  // states in gla_varlen_states_shape's layout; the workspace is
+  // gla_backward_workspace_bytes(variant, shape, num_seqs).
+  GlaVarlen varlen;
 };
 
 std::optional<std::string> gla_backward_cannot_implement(GlaBackwardVariant variant, const gla::GlaShape& shape);
-std::size_t gla_backward_workspace_bytes(GlaBackwardVariant variant, const gla::GlaShape& shape);
+// num_seqs: 0 for a dense batch, else the sequences of a variable-length one.
+std::size_t gla_backward_workspace_bytes(GlaBackwardVariant variant, const gla::GlaShape& shape, int num_seqs = 0);
 
 // Enqueues the backward on `stream`. Throws overlap::Error on a shape the variant cannot run, a
 // null required pointer, or a CUDA launch error.

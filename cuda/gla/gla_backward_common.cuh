@@ -28,6 +28,7 @@
 #include "common/ptx_sm80.cuh"
 #include "gla/gla_backward_tiling.hpp"
 #include "gla/gla_gate_cumsum.cuh"
+#include "gla/gla_varlen.cuh"
 
 namespace overlap::cuda::gla_backward_kernel {
 
@@ -54,6 +55,9 @@ struct Params {
   int T, H, V;
   int num_chunks;
   float scale;
+  // A variable-length batch (gla_varlen.hpp; B = 1): h0, dhT, dh0 one per sequence, the states
+  // in its layout. cu_seqlens null: a dense batch.
+  gla_varlen::Plan varlen;
 };
 
 // g -> log2(e) * inclusive cumulative sum over the chunk's rows, in place (gla_gate_cumsum.cuh).
@@ -62,21 +66,34 @@ __device__ void cumsum_log2(float* b, int ld, float* totals) {
   gla_gates::cumsum_log2<K, Threads, kChunk>(b, ld, totals);
 }
 
-// Element offsets of one (b, h) in the token-major tensors and in the per-(b, h) arrays.
+// Element offsets of one sequence's head h (a batch row's, or a packed sequence's) in the
+// token-major tensors and in the per-sequence arrays, and its length.
 struct Slice {
-  long long qk_row0;  // (b, t=0, h, 0) in q, k, g, dq, dk, dg
-  long long v_row0;   // (b, t=0, h, 0) in v, do, dv
-  long long state0;   // (b, h, 0, 0) in h0, dhT, dh0
-  long long states0;  // (b, h, n=0, 0, 0) in states, dstates
+  long long qk_row0;  // (its first step, h, 0) in q, k, g, dq, dk, dg
+  long long v_row0;   // (its first step, h, 0) in v, do, dv
+  long long state0;   // (sequence, h, 0, 0) in h0, dhT, dh0
+  long long states0;  // its S_0 of head h in states, dstates
+  int T;              // its steps
+  int num_chunks;     // ceil(T / 64)
 };
 
+// Sequence i of the batch: batch row i of a dense batch, or the packed sequence i.
 template <int K>
-__device__ __forceinline__ Slice slice_of(const Params& p, int b, int h) {
+__device__ __forceinline__ Slice slice_of(const Params& p, int i, int h) {
+  long long t0 = (long long)i * p.T, chunk0 = (long long)i * p.num_chunks;
+  int length = p.T, chunks = p.num_chunks;
+  if (p.varlen.cu_seqlens) {
+    const gla_varlen::Sequence q = gla_varlen::sequence(p.varlen, i, p.T);
+    t0 = q.t_begin, length = q.length, chunks = q.chunks, chunk0 = q.chunk0;
+  }
   Slice s;
-  s.qk_row0 = ((long long)b * p.T * p.H + h) * K;
-  s.v_row0 = ((long long)b * p.T * p.H + h) * p.V;
-  s.state0 = ((long long)b * p.H + h) * K * p.V;
-  s.states0 = ((long long)b * p.H + h) * p.num_chunks * K * p.V;
+  s.qk_row0 = (t0 * p.H + h) * K;
+  s.v_row0 = (t0 * p.H + h) * p.V;
+  s.state0 = ((long long)i * p.H + h) * K * p.V;
+  // [H, chunks, K, V] from chunk state chunk0 on: a dense batch's [B, H, NT, K, V].
+  s.states0 = (chunk0 * p.H + (long long)h * chunks) * K * p.V;
+  s.T = length;
+  s.num_chunks = chunks;
   return s;
 }
 

@@ -31,6 +31,7 @@ kern::Params params_of(const Problem& p) {
   kp.V = p.V;
   kp.num_chunks = (p.T + kern::kChunk - 1) / kern::kChunk;
   kp.scale = p.scale;
+  kp.varlen = p.varlen;
   return kp;
 }
 
@@ -43,17 +44,22 @@ cudaError_t launch(Kernel kernel, dim3 grid, int threads, int smem, const kern::
   return cudaGetLastError();
 }
 
+// Batch rows, or packed sequences.
+unsigned sequences(const Problem& p) { return static_cast<unsigned>(p.varlen.cu_seqlens ? p.varlen.num_seqs : p.B); }
+
 template <int K, kern::Walk W>
 cudaError_t walk(const Problem& p, cudaStream_t s) {
-  return launch(kern::gla_state_walk_kernel<K, W>, dim3((K / kern::kWalkBlock) * (p.V / kern::kWalkBlock), p.H, p.B),
-                kern::kWalkThreads, kern::WalkLayout::kBytes, params_of(p), s);
+  return launch(kern::gla_state_walk_kernel<K, W>,
+                dim3((K / kern::kWalkBlock) * (p.V / kern::kWalkBlock), p.H, sequences(p)), kern::kWalkThreads,
+                kern::WalkLayout::kBytes, params_of(p), s);
 }
 
 template <int K, int V>
 cudaError_t chunk_grads_kv(const Problem& p, cudaStream_t s) {
   const kern::Params kp = params_of(p);
-  return launch(kern::gla_chunk_grad_kernel<K, V>, dim3(kp.num_chunks, p.H, p.B), kern::kChunkGradThreads,
-                kern::ChunkGradLayout<K, V>::kBytes, kp, s);
+  const dim3 grid = p.varlen.cu_seqlens ? dim3(p.max_chunks, p.H, 1) : dim3(kp.num_chunks, p.H, p.B);
+  return launch(kern::gla_chunk_grad_kernel<K, V>, grid, kern::kChunkGradThreads, kern::ChunkGradLayout<K, V>::kBytes,
+                kp, s);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #pragma once
 // Internal: the backward's launchers compiled by nvcc (gla_backward_launch.cu), called by
 // gla_backward.cpp. Returns a cudaError_t as int so that this header needs no CUDA headers.
+#include "gla/gla_varlen.cuh"
+
 struct CUstream_st;
 
 namespace overlap::cuda::gla_backward_launch {
@@ -22,6 +24,8 @@ struct Problem {
   float* dh0;  // or null
   int B, T, H, K, V;
   float scale;
+  gla_varlen::Plan varlen;  // cu_seqlens null: a dense batch
+  int max_chunks;           // a variable-length batch: gla_varlen_max_chunks
 };
 
 // Pass 1: S_n for every chunk.

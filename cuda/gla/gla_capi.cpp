@@ -91,10 +91,26 @@ int overlap_gla_forward(const char* variant, const void* q, const void* k, const
 
 // overlap_gla_forward that also writes S_n entering every 64-step chunk (bf16 [B,H,NT,K,V],
 // GlaDeviceArgs::states; null: not saved), what overlap_gla_backward's saved_states reads.
+int overlap_gla_forward_varlen(const char* variant, const void* q, const void* k, const void* v, const float* g,
+                               const float* h0, void* o, float* hT, void* states, void* workspace,
+                               const int* cu_seqlens, int num_seqs, int B, int T, int H, int K, int V, double scale,
+                               void* stream, char* err, int err_len);
+
 int overlap_gla_forward_saving_states(const char* variant, const void* q, const void* k, const void* v,
                                       const float* g, const float* h0, void* o, float* hT, void* states,
                                       void* workspace, int B, int T, int H, int K, int V, double scale, void* stream,
                                       char* err, int err_len) {
+  return overlap_gla_forward_varlen(variant, q, k, v, g, h0, o, hT, states, workspace, nullptr, 0, B, T, H, K, V,
+                                    scale, stream, err, err_len);
+}
+
+// overlap_gla_forward_saving_states over a variable-length batch (cuda/gla/gla_varlen.hpp) where
+// cu_seqlens (device, int32, num_seqs + 1) is given: B = 1, h0 and hT [num_seqs, H, K, V], states
+// in gla_varlen_states_shape's layout, the workspace (or null) gla_varlen_plan_bytes(num_seqs).
+int overlap_gla_forward_varlen(const char* variant, const void* q, const void* k, const void* v, const float* g,
+                               const float* h0, void* o, float* hT, void* states, void* workspace,
+                               const int* cu_seqlens, int num_seqs, int B, int T, int H, int K, int V, double scale,
+                               void* stream, char* err, int err_len) {
   return capi_guard(err, err_len, 1, [&] {
     overlap::cuda::GlaDeviceArgs a;
     a.q = q;
@@ -106,6 +122,7 @@ int overlap_gla_forward_saving_states(const char* variant, const void* q, const 
     a.hT = hT;
     a.states = states;
     a.workspace = workspace;
+    a.varlen = {cu_seqlens, num_seqs};
     const VariantForm f = parse_form(variant);
     overlap::cuda::gla_forward(f.variant, a, make_shape(B, T, H, K, V, h0 != nullptr, hT != nullptr, scale),
                                static_cast<CUstream_st*>(stream), f.options);
@@ -122,13 +139,42 @@ long long overlap_gla_backward_workspace_bytes(const char* variant, int B, int T
   });
 }
 
+// A variable-length batch of num_seqs sequences, T steps in all: the workspace of the backward
+// variant, or with variant null the forward's (its plan); -1 with a message.
+long long overlap_gla_varlen_workspace_bytes(const char* backward_variant, int num_seqs, int T, int H, int K, int V,
+                                             char* err, int err_len) {
+  return capi_guard(err, err_len, -1LL, [&] {
+    OVERLAP_REQUIRE(num_seqs >= 1, "gla varlen: num_seqs must be at least 1, not {}", num_seqs);
+    if (!backward_variant) return static_cast<long long>(overlap::cuda::gla_varlen_plan_bytes(num_seqs));
+    return static_cast<long long>(overlap::cuda::gla_backward_workspace_bytes(
+        overlap::cuda::parse_gla_backward_variant(backward_variant), make_shape(1, T, H, K, V, 0, 0, 0), num_seqs));
+  });
+}
+
 // The gradients of overlap_gla_forward: dq, dk, dv (bf16), dg (fp32) and dh0 (fp32, when h0 is
 // given) from do (bf16) and dhT (fp32 or null); `states`: the forward's saved S_n (variant
 // saved_states; null for materialized). 0 on success; otherwise 1 and the reason.
+int overlap_gla_backward_varlen(const char* variant, const void* q, const void* k, const void* v, const float* g,
+                                const float* h0, const void* d_o, const float* dhT, void* dq, void* dk, void* dv,
+                                float* dg, float* dh0, const void* states, void* workspace, const int* cu_seqlens,
+                                int num_seqs, int B, int T, int H, int K, int V, double scale, void* stream, char* err,
+                                int err_len);
+
 int overlap_gla_backward(const char* variant, const void* q, const void* k, const void* v, const float* g,
                          const float* h0, const void* d_o, const float* dhT, void* dq, void* dk, void* dv, float* dg,
                          float* dh0, const void* states, void* workspace, int B, int T, int H, int K, int V,
                          double scale, void* stream, char* err, int err_len) {
+  return overlap_gla_backward_varlen(variant, q, k, v, g, h0, d_o, dhT, dq, dk, dv, dg, dh0, states, workspace,
+                                     nullptr, 0, B, T, H, K, V, scale, stream, err, err_len);
+}
+
+// overlap_gla_backward over a variable-length batch where cu_seqlens is given (as
+// overlap_gla_forward_varlen; the workspace overlap_gla_varlen_workspace_bytes(variant, ...)).
+int overlap_gla_backward_varlen(const char* variant, const void* q, const void* k, const void* v, const float* g,
+                                const float* h0, const void* d_o, const float* dhT, void* dq, void* dk, void* dv,
+                                float* dg, float* dh0, const void* states, void* workspace, const int* cu_seqlens,
+                                int num_seqs, int B, int T, int H, int K, int V, double scale, void* stream, char* err,
+                                int err_len) {
   return capi_guard(err, err_len, 1, [&] {
     overlap::cuda::GlaBackwardArgs a;
     a.q = q;
@@ -145,6 +191,7 @@ int overlap_gla_backward(const char* variant, const void* q, const void* k, cons
     a.dh0 = dh0;
     a.states = states;
     a.workspace = workspace;
+    a.varlen = {cu_seqlens, num_seqs};
     overlap::cuda::gla_backward(overlap::cuda::parse_gla_backward_variant(variant ? variant : ""), a,
                                 make_shape(B, T, H, K, V, h0 != nullptr, dhT != nullptr, scale),
                                 static_cast<CUstream_st*>(stream));

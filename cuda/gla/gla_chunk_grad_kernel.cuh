@@ -33,7 +33,15 @@ template <int K, int V>
 __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)) gla_chunk_grad_kernel(const Params p) {
   using L = ChunkGradLayout<K, V>;
   extern __shared__ __align__(128) unsigned char smem[];
-  const int n = blockIdx.x, h = blockIdx.y, bb = blockIdx.z;
+  // A dense batch: CTA (n, h, b). A variable-length batch: CTA (chunk state c, h), for c up to
+  // a bound on the chunk count (the CTAs past the true count have nothing to do).
+  int n = blockIdx.x, bb = blockIdx.z;
+  const int h = blockIdx.y;
+  if (p.varlen.cu_seqlens) {
+    if (n >= p.varlen.chunk_begin[p.varlen.num_seqs]) return;
+    bb = gla_varlen::sequence_of_chunk(p.varlen, n);
+    n -= p.varlen.chunk_begin[bb];
+  }
   const Slice sl = slice_of<K>(p, bb, h);
   const int warp = threadIdx.x >> 5;
   const int rows0 = (warp % 4) * kSub;  // the 16 rows this warp serves
@@ -70,9 +78,9 @@ __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)
     __syncthreads();
     state_dots<K, V>(smem);  // read in phase C, after several barriers
     single_anchor::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);
-    store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, b, L::kBLd, dq, qk_stride, rows0, c0, t0, p.T);
+    store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, b, L::kBLd, dq, qk_stride, rows0, c0, t0, sl.T);
     single_anchor::form_dk<K, V>(dk_acc, smem, rows0, c0, col_sums);
-    store_grad_rows<kNT, true>(dk_acc, diag, q_smem, L::kQkLd, b, L::kBLd, dk, qk_stride, rows0, c0, t0, p.T);
+    store_grad_rows<kNT, true>(dk_acc, diag, q_smem, L::kQkLd, b, L::kBLd, dk, qk_stride, rows0, c0, t0, sl.T);
   } else {
     if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
     else anchored::form_A<K, V>(smem, rows0, p.scale);
@@ -80,20 +88,20 @@ __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)
     __syncthreads();
     state_dots<K, V>(smem);
     anchored::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);
-    store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, nullptr, 0, dq, qk_stride, rows0, c0, t0, p.T);
+    store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, nullptr, 0, dq, qk_stride, rows0, c0, t0, sl.T);
     anchored::form_dk<K, V>(dk_acc, smem, rows0, c0, col_sums);
-    store_grad_rows(dk_acc, diag, q_smem, L::kQkLd, nullptr, 0, dk, qk_stride, rows0, c0, t0, p.T);
+    store_grad_rows(dk_acc, diag, q_smem, L::kQkLd, nullptr, 0, dk, qk_stride, rows0, c0, t0, sl.T);
   }
   __syncthreads();  // S_n, v and dA are no longer read: their space takes q dq - k dk
 
-  gates_grad<K, V>(p, smem, dq_acc, dk_acc, rows0, c0, n, mild, p.dg + sl.qk_row0 + t0 * qk_stride);
+  gates_grad<K, V>(p, smem, dq_acc, dk_acc, rows0, c0, n, mild, p.dg + sl.qk_row0 + t0 * qk_stride, sl.T);
 
   float dv[V / 16][4] = {};
   const int v0 = (warp / 4) * (V / 2);
   dv_from_A<K, V>(dv, smem, rows0, v0);
   if (mild) single_anchor::dv_from_state<K, V>(dv, smem, rows0, v0);
   else anchored::dv_from_state<K, V>(dv, smem, rows0, v0);
-  store_rows_bf16(dv, p.dv + sl.v_row0 + t0 * v_stride + v0, v_stride, rows0, t0, p.T);
+  store_rows_bf16(dv, p.dv + sl.v_row0 + t0 * v_stride + v0, v_stride, rows0, t0, sl.T);
 }
 
 }  // namespace overlap::cuda::gla_backward_kernel

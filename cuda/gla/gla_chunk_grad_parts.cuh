@@ -12,7 +12,7 @@ template <int K, int V>
 __device__ void load_chunk_grad_inputs(const Params& p, const Slice& sl, unsigned char* smem, int n) {
   using L = ChunkGradLayout<K, V>;
   constexpr int kT = kChunkGradThreads;
-  const int t0 = n * kChunk, valid = min(kChunk, p.T - t0);
+  const int t0 = n * kChunk, valid = min(kChunk, sl.T - t0);
   const long long qk_stride = (long long)p.H * K, v_stride = (long long)p.H * V;
   const long long qk0 = sl.qk_row0 + t0 * qk_stride, v0 = sl.v_row0 + t0 * v_stride;
   const long long state = sl.states0 + (long long)n * K * V;
@@ -172,7 +172,7 @@ __device__ void state_dots(unsigned char* smem) {
 // (gla_backward_common.cuh), written to dg.
 template <int K, int V, int NT>
 __device__ void gates_grad(const Params& p, unsigned char* smem, const float (&dq)[NT][4], const float (&dk)[NT][4],
-                           int r0, int c0, int n, bool e_is_exp, float* dg) {
+                           int r0, int c0, int n, bool e_is_exp, float* dg, int T) {
   using L = ChunkGradLayout<K, V>;
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   const bf16* x = reinterpret_cast<const bf16*>(smem + L::kQ);
@@ -216,7 +216,7 @@ __device__ void gates_grad(const Params& p, unsigned char* smem, const float (&d
   for (int later = kParts - 1; later > 0; --later)
     if (later > part) carry += totals[later * K + c];
   const long long stride = (long long)p.H * K;
-  const int rows = min(kChunk, p.T - n * kChunk) - part * kRows;  // of this thread's part, to store
+  const int rows = min(kChunk, T - n * kChunk) - part * kRows;  // of this thread's part, to store
   float* out = dg + part * kRows * stride + c;
 #pragma unroll
   for (int r = 0; r < kRows; ++r, out += stride)

@@ -36,6 +36,33 @@ void check_cuda(int code, std::string_view what, GlaVariant v) {
          cudaGetErrorString(static_cast<cudaError_t>(code)));
 }
 
+// A variable-length batch: the plan (in the caller's workspace or one of our own), then the
+// pingpong_fused kernel over it.
+void forward_varlen(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, gla_launch::Problem& p,
+                    const GlaLaunchOptions& options, CUstream_st* stream) {
+  const GlaVariant pingpong{Schedule::Pingpong, StateCarry::Fused};
+  OVERLAP_REQUIRE(v == pingpong, "gla_forward {}: variable-length batches (cu_seqlens) run on pingpong_fused only",
+                  gla_variant_name(v));
+  OVERLAP_REQUIRE(s.B == 1, "gla_forward {}: with cu_seqlens the sequences are packed along T: B must be 1, not {}",
+                  gla_variant_name(v), s.B);
+  const int n = a.varlen.num_seqs;
+  OVERLAP_REQUIRE(n >= 1, "gla_forward {}: num_seqs must be at least 1 with cu_seqlens, not {}", gla_variant_name(v), n);
+  OVERLAP_REQUIRE(options.pingpong_segments <= 1,
+                  "gla_forward {}: pingpong_segments = {}: a variable-length batch walks each sequence in one CTA",
+                  gla_variant_name(v), options.pingpong_segments);
+  OVERLAP_REQUIRE(static_cast<std::int64_t>(n) * s.H * (s.V / 64) <= INT_MAX,
+                  "gla_forward {}: num_seqs * H * V/64 too large ({} sequences)", gla_variant_name(v), n);
+  auto* cs = reinterpret_cast<cudaStream_t>(stream);
+  void* scratch = a.workspace;
+  const bool own = !scratch;
+  if (own) check_cuda(cudaMallocAsync(&scratch, gla_varlen_plan_bytes(n), cs), "plan allocation", v);
+  int launched = gla_varlen_plan(&p.varlen, a.varlen.cu_seqlens, n, p.T, scratch, stream);
+  p.states = a.states;
+  if (launched == cudaSuccess) launched = gla_launch::pingpong_fused(p, stream);
+  if (own) check_cuda(cudaFreeAsync(scratch, cs), "plan release", v);
+  check_cuda(launched, "variable-length kernel launch", v);
+}
+
 }  // namespace
 
 const std::vector<GlaVariant>& all_gla_variants() {
@@ -145,6 +172,10 @@ void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, C
                   "gla_forward {}: states must be 16-byte aligned (its address ends in {:#x})", gla_variant_name(v),
                   reinterpret_cast<std::uintptr_t>(a.states) % 16);
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
+  if (a.varlen.active()) {
+    forward_varlen(v, a, s, p, options, stream);
+    return;
+  }
   if (v.carry == StateCarry::Fused) {
     p.states = a.states;
     check_cuda(v.schedule == Schedule::Pingpong ? gla_launch::pingpong_fused(p, stream)

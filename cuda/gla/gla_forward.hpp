@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gla/gla_tiling.hpp"
+#include "gla/gla_varlen.hpp"
 #include "gla/shape.hpp"
 
 struct CUstream_st;  // cudaStream_t without the CUDA headers
@@ -54,6 +55,10 @@ struct GlaDeviceArgs {
   // variant reads instead of walking the chunks again (gla_backward.hpp). Every variant can;
   // the materialized carry then keeps its states here and needs no workspace.
   void* states = nullptr;
+  // A variable-length batch (gla_varlen.hpp; pingpong_fused only): shape.B = 1, h0 and hT one per
+  // sequence, states in gla_varlen_states_shape's layout, and the workspace (optional) at least
+  // gla_varlen_plan_bytes(num_seqs).
+  GlaVarlen varlen;
 };
 
 // Why `variant` cannot run `shape` (K, V, size limits), or nullopt when it can.

@@ -1,6 +1,8 @@
 #pragma once
 // Internal: the launchers compiled by nvcc (gla_launch.cu), called by gla_forward.cpp.
 // Returns a cudaError_t as int so that this header needs no CUDA headers.
+#include "gla/gla_varlen.cuh"
+
 struct CUstream_st;
 
 namespace overlap::cuda::gla_launch {
@@ -23,6 +25,9 @@ struct Problem {
   // Pingpong, fused carry: CTAs per (b, h, v-block) along T, 1-8 (at most one per chunk);
   // 0 = gla::PingpongFusedSegments::count_for.
   int segments;
+  // A variable-length batch (pingpong_fused only; B = 1, h0 and hT one per sequence, states in
+  // gla_varlen.hpp's layout): the plan gla_varlen_plan built. cu_seqlens null: dense.
+  gla_varlen::Plan varlen;
 };
 
 // stages: 1 = sequential, 2 = pipelined. chunks_per_cta: the output kernel's chunk group.

@@ -42,6 +42,7 @@
 #include "common/ptx_sm80.cuh"
 #include "common/sm90_ptx.cuh"
 #include "gla/gla_tiling.hpp"
+#include "gla/gla_varlen.cuh"
 #include "gla/gla_wgmma.cuh"
 
 namespace overlap::cuda::gla_pingpong_fused {
@@ -76,8 +77,23 @@ struct Params {
   int segments;
   int bounds[gla::PingpongFusedSegments::kMax + 1];
   // Saved states (the kernel's kSave): bf16 [B,H,NT,K,V] as {V, K, NT, B*H}, box {64, K, 1, 1},
-  // 128-byte swizzle: S_n entering every chunk, for gla_backward's saved_states variant.
+  // 128-byte swizzle: S_n entering every chunk, for gla_backward's saved_states variant. A
+  // variable-length batch's as {V, K, chunk states * H, 1} (gla_varlen.hpp's layout).
   CUtensorMap states_map;
+  // Variable-length batches only (gla_pingpong_fused_varlen_kernel; B = 1): the plan, the
+  // packed length, and o for the rows of a sequence's last chunk (a TMA store of the whole
+  // chunk would write the next sequence's rows).
+  gla_varlen::Plan varlen;
+  int T;
+  bf16* o;
+};
+
+// One walk of the kernel: its batch row and head, the state index bh (h0, hT: b H + h, or
+// sequence H + h), its first step t_base along T (0 in a dense batch), the chunks it outputs
+// [first, end) after walking [0, first) state-only, and the steps of its last chunk.
+struct Walk {
+  int b, h, bh, v0, t_base, first, end, last_rows;
+  int m0;  // saved states: S_m is row m0 + m of the map's third dimension (0 in a dense batch)
 };
 
 // Shared-memory layout: offsets from the one definition in gla_tiling.hpp.
@@ -118,13 +134,13 @@ struct Barriers {
 // (n < first) needs no q.
 template <int K, int BV, int S>
 __device__ void load_chunk(const Params& p, unsigned char* smem, const Barriers& bar, int n, int first, int b, int h,
-                           int v0) {
+                           int v0, int t_base) {
   using L = Layout<K, BV, S>;
   const int s = n % S;  // sass:producer.chunk {
   const bool with_q = n >= first;
   sm90::mbar_arrive_expect_tx(&bar.full[s], L::kLoadBytes - (with_q ? 0 : kChunk * K * 2));
   unsigned char* st = smem + s * L::kStage;
-  const int t0 = n * kChunk;
+  const int t0 = t_base + n * kChunk;
 #pragma unroll
   for (int a = 0; a < K / 64; ++a) {
     if (with_q) sm90::tma_load_4d(st + L::kQ + a * 8192, &p.q_map, &bar.full[s], a * 64, t0, h, b);
@@ -300,8 +316,10 @@ __device__ __forceinline__ float warp_sum_scatter(float (&v)[N]) {
 // Gating thread t (0-255: warpgroups 0 and 1) owns channels 2cp, 2cp+1 (cp = t % (K/2)) of rows
 // [part*R, part*R + R), R = 16 at K = 128, 8 at K = 64.
 // Chunks [0, end); those before `first` are state-only (only the state update's keys).
-template <int K, int BV, int S>
-__device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, int first, int end) {
+// kVarlen: the last chunk's steps from last_rows on belong to the next sequence (or lie past
+// T): they count as gates of 0 and keys of 0, so that neither the decay nor the state sees them.
+template <int K, int BV, int S, bool kVarlen>
+__device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, int first, int end, int last_rows) {
   using L = Layout<K, BV, S>;
   constexpr int kThreads = gla::PingpongFusedLayout::kGatingThreads;
   constexpr int kPairs = K / 2, kParts = kThreads / kPairs, kRows = kChunk / kParts;
@@ -324,13 +342,15 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
     bf16* q = reinterpret_cast<bf16*>(st + L::kQ);
     bf16* k = reinterpret_cast<bf16*>(st + L::kK);
     float* g = reinterpret_cast<float*>(st + L::kG);
+    const int valid = kVarlen && n == end - 1 ? last_rows : kChunk;
 
     // Cumulative sums of this thread's rows, then the totals of the parts above it.
     float2 b[kRows];
     float2 acc = make_float2(0.f, 0.f);
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      const float2 gv = *reinterpret_cast<const float2*>(g + (row0 + r) * K + col);
+      float2 gv = *reinterpret_cast<const float2*>(g + (row0 + r) * K + col);
+      if (kVarlen && row0 + r >= valid) gv = make_float2(0.f, 0.f);
       acc.x += gv.x * kLog2e;
       acc.y += gv.y * kLog2e;
       b[r] = acc;
@@ -384,7 +404,9 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
         const int off = base[r & 7] + r * 128;
         auto& qr = *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(q) + off);
         auto& kr = *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(k) + off);
-        const float2 qv = ptx::unpack_bf16(qr), kv = ptx::unpack_bf16(kr);
+        const float2 qv = ptx::unpack_bf16(qr);
+        float2 kv = ptx::unpack_bf16(kr);
+        if (kVarlen && row0 + r >= valid) kv = make_float2(0.f, 0.f);
         dots[r] = qv.x * kv.x + qv.y * kv.y;
         qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(b[r].x), qv.y * ptx::exp2_approx(b[r].y));
         *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(g) + off) =
@@ -415,7 +437,9 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
         const float2 br = *reinterpret_cast<const float2*>(g + row * K + col);
         std::uint32_t& qr = pair_ref(q, row, col, kChunk);
         std::uint32_t& kr = pair_ref(k, row, col, kChunk);
-        const float2 qv = ptx::unpack_bf16(qr), kv = ptx::unpack_bf16(kr);
+        const float2 qv = ptx::unpack_bf16(qr);
+        float2 kv = ptx::unpack_bf16(kr);
+        if (kVarlen && row >= valid) kv = make_float2(0.f, 0.f);
         qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(br.x), qv.y * ptx::exp2_approx(br.y));
         kr = ptx::pack_bf16(kv.x * ptx::exp2_approx(last.x - br.x), kv.y * ptx::exp2_approx(last.y - br.y));
       }
@@ -481,6 +505,7 @@ struct StateTile {
 // s_tile for the output, also goes to global memory, by one TMA store per 64 columns.
 template <int K, int BV>
 __device__ __forceinline__ void save_state(const Params& p, const unsigned char* s_tile, int m, int bh, int v0) {
+  // m: the state's row in the map's third dimension, bh its fourth (0 in a variable-length batch).
   sm90::named_sync(kStateBarrier, 128);  // sass:state.save { every thread's part of S_m is in s_tile
   if (threadIdx.x % 128 == 0) {
 #pragma unroll
@@ -497,9 +522,12 @@ __device__ __forceinline__ void saved_state_read() {
 // Chunks [0, end), from h0; publishes S_m for the output's chunks m in [first, end) (and, with
 // kSave, saves them: a separate instantiation, so that the kernel that saves nothing compiles
 // to the same machine code as without the option).
-template <int K, int BV, int S, bool kSave>
+// kVarlen: S_m is saved as row m0 + m of the map (bh 0), a zero-length walk saves nothing, and
+// every walk ends at its sequence's end.
+template <int K, int BV, int S, bool kSave, bool kVarlen>
 __device__ void update_state(const Params& p, unsigned char* smem, const Barriers& bar, int bh, int v0, int first,
-                             int end) {
+                             int end, int m0) {
+  const int save_bh = kVarlen ? 0 : bh;
   const long long state0 = (long long)bh * K * p.V + v0;
   using L = Layout<K, BV, S>;
   const int lane = threadIdx.x & 31;
@@ -510,9 +538,9 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
   S_.load(p.h0 ? p.h0 + state0 : nullptr, p.V);
   S_.store_operand(s_tile);  // S_0, read only where the segment's output starts at chunk 0
   sm90::fence_proxy_async();
-  if (first == 0) {
+  if (first == 0 && (!kVarlen || end > 0)) {
     sm90::mbar_arrive(bar.s_ready);
-    if constexpr (kSave) save_state<K, BV>(p, s_tile, 0, bh, v0);
+    if constexpr (kSave) save_state<K, BV>(p, s_tile, m0, save_bh, v0);
   }
 
   for (int n = 0; n < end; ++n) {  // sass:state.chunk {
@@ -549,10 +577,10 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
       S_.store_operand(s_tile);
       sm90::fence_proxy_async();
       sm90::mbar_arrive(bar.s_ready);
-      if constexpr (kSave) save_state<K, BV>(p, s_tile, n + 1, bh, v0);
+      if constexpr (kSave) save_state<K, BV>(p, s_tile, m0 + n + 1, save_bh, v0);
     }  // } sass:state.store
   }  // } sass:state.chunk
-  if (p.hT && end == p.num_chunks) S_.store(p.hT + state0, p.V);
+  if (p.hT && (kVarlen || end == p.num_chunks)) S_.store(p.hT + state0, p.V);
   if constexpr (kSave) {
     if (threadIdx.x % 128 == 0) sm90::bulk_wait_all();  // before the CTA's shared memory goes
   }
@@ -560,9 +588,11 @@ __device__ void update_state(const Params& p, unsigned char* smem, const Barrier
 
 // ---- output ---------------------------------------------------------------------------------
 // Outputs chunks [first, end); releases (and refills) the stages of the state-only ones before.
-template <int K, int BV, int S>
+// kVarlen: the walk starts at step t_base of the packed batch, and of its last chunk only the
+// first last_rows rows are its own.
+template <int K, int BV, int S, bool kVarlen>
 __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers& bar, int b, int h, int v0, int first,
-                            int end) {
+                            int end, int t_base, int last_rows) {
   using L = Layout<K, BV, S>;
   const int t = threadIdx.x - 384, lane = t & 31;
   const int row = 16 * (t >> 5) + (lane >> 2);  // first of this thread's two rows (+8)
@@ -575,7 +605,7 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     sm90::tma_prefetch_map(&p.k_map);
     sm90::tma_prefetch_map(&p.v_map);
     sm90::tma_prefetch_map(&p.g_map);
-    for (int n = 0; n < S && n < end; ++n) load_chunk<K, BV, S>(p, smem, bar, n, first, b, h, v0);
+    for (int n = 0; n < S && n < end; ++n) load_chunk<K, BV, S>(p, smem, bar, n, first, b, h, v0, t_base);
   }
   for (int n = 0; n < first; ++n) {  // sass:output.prefix {
     // State-only chunk: nothing to compute. Waiting for its load keeps this warpgroup's empty
@@ -586,7 +616,7 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     if (lane == 0) sm90::mbar_arrive(&bar.empty[s]);
     if (t == 0 && n + S < end) {
       sm90::mbar_wait(&bar.empty[s], (n / S) & 1);
-      load_chunk<K, BV, S>(p, smem, bar, n + S, first, b, h, v0);
+      load_chunk<K, BV, S>(p, smem, bar, n + S, first, b, h, v0, t_base);
     }
   }  // } sass:output.prefix
   for (int n = first; n < end; ++n) {  // sass:output.chunk {
@@ -667,9 +697,23 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     if (lane == 0) sm90::mbar_arrive(&bar.empty[s]);
     if (t == 0 && n + S < end) {
       sm90::mbar_wait(&bar.empty[s], (n / S) & 1);  // the state warpgroup is done with it too
-      load_chunk<K, BV, S>(p, smem, bar, n + S, first, b, h, v0);
+      load_chunk<K, BV, S>(p, smem, bar, n + S, first, b, h, v0, t_base);
     }
 
+    if constexpr (kVarlen) {
+      // A sequence's partial last chunk: its own rows by plain stores (a TMA box would also
+      // write the next sequence's).
+      if (n == end - 1 && last_rows < kChunk) {
+#pragma unroll
+        for (int e = 0; e < BV / 2; e += 2) {
+          const int c = 8 * (e >> 2) + 2 * (lane & 3), r = row + 8 * ((e >> 1) & 1);
+          if (r < last_rows)
+            *reinterpret_cast<std::uint32_t*>(p.o + ((long long)(t_base + n * kChunk + r) * p.H + h) * p.V + v0 + c) =
+                ptx::pack_bf16(o[e] * p.scale, o[e + 1] * p.scale);
+        }
+        continue;
+      }
+    }
     // o * scale as bf16 into the staging tile (the previous chunk's store has read it), then
     // one TMA store per 64 columns; rows past T are not written.
     if (t == 0) sm90::bulk_wait_read_all();  // sass:output.store {
@@ -683,16 +727,18 @@ __device__ void emit_output(const Params& p, unsigned char* smem, const Barriers
     sm90::named_sync(kOutputBarrier, 128);
     if (t == 0) {
 #pragma unroll
-      for (int a4 = 0; a4 < BV / 64; ++a4) sm90::tma_store_4d(&p.o_map, out + a4 * 8192, v0 + a4 * 64, n * kChunk, h, b);
+      for (int a4 = 0; a4 < BV / 64; ++a4)
+        sm90::tma_store_4d(&p.o_map, out + a4 * 8192, v0 + a4 * 64, t_base + n * kChunk, h, b);
       sm90::bulk_commit();
     }  // } sass:output.store
   }  // } sass:output.chunk
   if (t == 0) sm90::bulk_wait_all();
 }
 
-// ---- the kernel -----------------------------------------------------------------------------
-template <int K, int BV, int S, bool kSave>
-__global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const __grid_constant__ Params p) {
+// ---- the kernels ----------------------------------------------------------------------------
+// One walk (Walk) by the four roles.
+template <int K, int BV, int S, bool kSave, bool kVarlen>
+__device__ __forceinline__ void run_walk(const Params& p, const Walk& w) {
   using L = Layout<K, BV, S>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // The 128-byte swizzle repeats every 1024 bytes: every tile starts on such a boundary.
@@ -703,16 +749,6 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   unsigned char* smem = smem_raw + ((1024 - (ptx::smem_addr(smem_raw) & 1023)) & 1023);
   std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(smem + L::kBars);
   const Barriers bar{bars, bars + S, bars + 2 * S, bars + 3 * S, bars + 3 * S + 1};
-  const int seg = blockIdx.x % p.segments, unit = blockIdx.x / p.segments;
-  const int vb = unit % p.v_blocks, bh = unit / p.v_blocks;
-  const int h = bh % p.H, b = bh / p.H, v0 = vb * BV;
-  // The segment's bounds by constant indices (a select per segment), so that they stay on the
-  // uniform datapath: a runtime-indexed parameter load puts every loop counter derived from them
-  // in per-thread registers (measured in the SASS mix: about 50 more ALU instructions per chunk).
-  int first = 0, end = p.num_chunks;
-#pragma unroll
-  for (int i = 0; i < gla::PingpongFusedSegments::kMax; ++i)
-    if (i == seg) first = p.bounds[i], end = p.bounds[i + 1];
   // The warpgroup index, broadcast so the compiler knows each role's branch is warp-uniform.
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
 
@@ -733,14 +769,46 @@ __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const _
   using R = gla::PingpongFusedLayout;
   if (wg < 2) {
     sm90::setmaxnreg_dec<R::kGatingRegs>();
-    gate<K, BV, S>(p, smem, bar, first, end);
+    gate<K, BV, S, kVarlen>(p, smem, bar, w.first, w.end, w.last_rows);
   } else if (wg == 2) {
     sm90::setmaxnreg_inc<R::kStateRegs>();
-    update_state<K, BV, S, kSave>(p, smem, bar, bh, v0, first, end);
+    update_state<K, BV, S, kSave, kVarlen>(p, smem, bar, w.bh, w.v0, w.first, w.end, w.m0);
   } else {
     sm90::setmaxnreg_dec<R::kOutputRegs>();
-    emit_output<K, BV, S>(p, smem, bar, b, h, v0, first, end);
+    emit_output<K, BV, S, kVarlen>(p, smem, bar, w.b, w.h, w.v0, w.first, w.end, w.t_base, w.last_rows);
   }
+}
+
+// A dense batch: CTA (b, h, v-block, segment).
+template <int K, int BV, int S, bool kSave>
+__global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_kernel(const __grid_constant__ Params p) {
+  const int seg = blockIdx.x % p.segments, unit = blockIdx.x / p.segments;
+  const int vb = unit % p.v_blocks, bh = unit / p.v_blocks;
+  Walk w{};
+  w.h = bh % p.H, w.b = bh / p.H, w.bh = bh, w.v0 = vb * BV;
+  // The segment's bounds by constant indices (a select per segment), so that they stay on the
+  // uniform datapath: a runtime-indexed parameter load puts every loop counter derived from them
+  // in per-thread registers (measured in the SASS mix: about 50 more ALU instructions per chunk).
+  w.first = 0, w.end = p.num_chunks;
+#pragma unroll
+  for (int i = 0; i < gla::PingpongFusedSegments::kMax; ++i)
+    if (i == seg) w.first = p.bounds[i], w.end = p.bounds[i + 1];
+  w.t_base = 0, w.last_rows = kChunk, w.m0 = 0;
+  run_walk<K, BV, S, kSave, false>(p, w);
+}
+
+// A variable-length batch (gla_varlen.hpp): CTA (r, h, v-block) walks sequence order[r] whole.
+template <int K, int BV, int S, bool kSave>
+__global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_varlen_kernel(const __grid_constant__ Params p) {
+  const int vb = blockIdx.x % p.v_blocks, rh = blockIdx.x / p.v_blocks;
+  const int h = rh % p.H, seq = p.varlen.order[rh / p.H];
+  const gla_varlen::Sequence q = gla_varlen::sequence(p.varlen, seq, p.T);
+  Walk w{};
+  w.b = 0, w.h = h, w.bh = seq * p.H + h, w.v0 = vb * BV;
+  w.first = 0, w.end = q.chunks;
+  w.t_base = q.t_begin, w.last_rows = q.length - (q.chunks - 1) * kChunk;
+  w.m0 = q.chunk0 * p.H + h * q.chunks;
+  run_walk<K, BV, S, kSave, true>(p, w);
 }
 
 }  // namespace overlap::cuda::gla_pingpong_fused

@@ -85,14 +85,28 @@ cudaError_t fill_params(pp::Params& kp, const Problem& p, int chunks_per_cta) {
 // (gla_pingpong_fused.cuh).
 namespace pf = gla_pingpong_fused;
 
-// segments: CTAs per (b, h, v-block) along T (0: gla::PingpongFusedSegments::count_for).
+// bf16 states of a variable-length batch (gla_varlen.hpp): rows of K x V as {V, K, rows, 1},
+// box {64, K, 1, 1}; sequence i's S_n is row chunk_begin[i] H + h chunks_i + n.
+cudaError_t make_varlen_states_map(CUtensorMap* map, void* states, long long rows, int K, int V) {
+  const cuuint64_t dims[4] = {cuuint64_t(V), cuuint64_t(K), cuuint64_t(rows), 1};
+  const cuuint64_t strides[3] = {cuuint64_t(V) * 2, cuuint64_t(K) * V * 2, cuuint64_t(rows) * K * V * 2};
+  const cuuint32_t box[4] = {64, cuuint32_t(K), 1, 1};
+  return make_tensor_map_4d(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, states, dims, strides, box);
+}
+
+// segments: CTAs per (b, h, v-block) along T (0: gla::PingpongFusedSegments::count_for); a
+// variable-length batch walks each sequence in one CTA (per head and v-block).
 template <int K, int BV>
 cudaError_t launch_fused(const Problem& p, int sms, cudaStream_t stream) {
   constexpr int S = gla::PingpongFusedLayout::max_stages(K, BV);
   using L = pf::Layout<K, BV, S>;
   constexpr int smem = L::kBytes;
   static_assert(smem <= gla::PingpongFusedLayout::kSmemLimit, "shared memory over the sm_90 limit");
-  auto kernel = p.states ? pf::gla_pingpong_fused_kernel<K, BV, S, true> : pf::gla_pingpong_fused_kernel<K, BV, S, false>;
+  const bool varlen = p.varlen.cu_seqlens != nullptr;
+  auto kernel = varlen ? (p.states ? pf::gla_pingpong_fused_varlen_kernel<K, BV, S, true>
+                                   : pf::gla_pingpong_fused_varlen_kernel<K, BV, S, false>)
+                       : (p.states ? pf::gla_pingpong_fused_kernel<K, BV, S, true>
+                                   : pf::gla_pingpong_fused_kernel<K, BV, S, false>);
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); e != cudaSuccess)
     return e;
   const CUtensorMapDataType bf = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, f32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
@@ -103,7 +117,10 @@ cudaError_t launch_fused(const Problem& p, int sms, cudaStream_t stream) {
   if (e == cudaSuccess) e = make_bthd_map(&kp.g_map, f32, 4, p.g, p.B, p.T, p.H, K, K, CU_TENSOR_MAP_SWIZZLE_NONE);
   if (e == cudaSuccess) e = make_bthd_map(&kp.o_map, bf, 2, p.o, p.B, p.T, p.H, p.V, 64);
   kp.num_chunks = (p.T + pf::kChunk - 1) / pf::kChunk;
-  if (e == cudaSuccess && p.states) e = make_states_map(&kp.states_map, p.states, p.B, p.H, kp.num_chunks, K, p.V);
+  const long long varlen_rows = (long long)p.H * ((p.T + 63LL * p.varlen.num_seqs) / 64);  // gla_varlen_max_chunks
+  if (e == cudaSuccess && p.states)
+    e = varlen ? make_varlen_states_map(&kp.states_map, p.states, varlen_rows, K, p.V)
+               : make_states_map(&kp.states_map, p.states, p.B, p.H, kp.num_chunks, K, p.V);
   if (e != cudaSuccess) return e;
   kp.h0 = p.h0;
   kp.hT = p.hT;
@@ -111,10 +128,14 @@ cudaError_t launch_fused(const Problem& p, int sms, cudaStream_t stream) {
   kp.V = p.V;
   kp.v_blocks = p.V / BV;
   kp.scale = p.scale;
+  kp.varlen = p.varlen;
+  kp.T = p.T;
+  kp.o = static_cast<pf::bf16*>(p.o);
   using Segments = gla::PingpongFusedSegments;
-  const long long walks = (long long)p.B * p.H * kp.v_blocks;
-  const int count = p.segments > 0 ? std::min(p.segments, kp.num_chunks)
-                                   : Segments::count_for(walks, sms, kp.num_chunks);
+  const long long walks = (long long)(varlen ? p.varlen.num_seqs : p.B) * p.H * kp.v_blocks;
+  const int count = varlen ? 1
+                    : p.segments > 0 ? std::min(p.segments, kp.num_chunks)
+                                     : Segments::count_for(walks, sms, kp.num_chunks);
   const Segments split = Segments::split(kp.num_chunks, count);
   kp.segments = split.count;
   for (int i = 0; i <= Segments::kMax; ++i) kp.bounds[i] = split.bounds[i];
@@ -149,7 +170,8 @@ cudaError_t launch(const Problem& p, int chunks_per_cta, cudaStream_t stream) {
 int pingpong_fused(const Problem& p, CUstream_st* stream) {
   int sms = 0;
   if (cudaError_t e = device_sms(&sms); e != cudaSuccess) return e;
-  const int bv = p.block_v ? p.block_v : gla::pingpong_fused_block_v(p.V, (long long)p.B * p.H, sms);
+  const long long heads = (long long)(p.varlen.cu_seqlens ? p.varlen.num_seqs : p.B) * p.H;
+  const int bv = p.block_v ? p.block_v : gla::pingpong_fused_block_v(p.V, heads, sms);
   if (p.K == 64) return bv == 128 ? launch_fused<64, 128>(p, sms, stream) : launch_fused<64, 64>(p, sms, stream);
   return bv == 128 ? launch_fused<128, 128>(p, sms, stream) : launch_fused<128, 64>(p, sms, stream);
 }

@@ -16,9 +16,9 @@ namespace overlap::cuda::gla_backward_kernel {
 enum class Walk { States, StateGrads };
 
 template <Walk W>
-__device__ void load_walk_chunk(const Params& p, long long x0, long long y0, unsigned char* stage, int K, int n) {
+__device__ void load_walk_chunk(const Params& p, long long x0, long long y0, unsigned char* stage, int K, int n, int T) {
   using L = WalkLayout;
-  const int t0 = n * kChunk, valid = min(kChunk, p.T - t0);
+  const int t0 = n * kChunk, valid = min(kChunk, T - t0);
   const long long x_stride = (long long)p.H * K, y_stride = (long long)p.H * p.V;
   const bf16* x = (W == Walk::States ? p.k : p.q) + x0 + t0 * x_stride;
   const bf16* y = (W == Walk::States ? p.v : p.do_) + y0 + t0 * y_stride;
@@ -66,7 +66,7 @@ __device__ __forceinline__ void decay_operand(bf16* x, const float* g, float* la
   }
 }
 
-// grid (K/64 * V/64, H, B).
+// grid (K/64 * V/64, H, B), or (.., H, sequences) of a variable-length batch, longest first.
 template <int K, Walk W>
 __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Params p) {
   using L = WalkLayout;
@@ -74,10 +74,10 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
   constexpr int kNTiles = kWalkBlock / 8;
   const int v_blocks = p.V / kWalkBlock;
   const int k0 = (blockIdx.x / v_blocks) * kWalkBlock, v0 = (blockIdx.x % v_blocks) * kWalkBlock;
-  const int h = blockIdx.y, b = blockIdx.z;
+  const int h = blockIdx.y, b = p.varlen.cu_seqlens ? p.varlen.order[blockIdx.z] : blockIdx.z;
   const Slice sl = slice_of<K>(p, b, h);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-  const int NT = p.num_chunks;
+  const int NT = sl.num_chunks;
   const long long x0 = sl.qk_row0 + k0, y0 = sl.v_row0 + v0;
   // This thread's accumulator elements: rows r(e) = 16 warp + gq + 8 (e >> 1) of the block,
   // columns 8 nt + 2 tq + (e & 1); as offsets into a [K, V] state.
@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
   const auto chunk_of = [&](int it) { return W == Walk::States ? it : NT - 1 - it; };
 #pragma unroll
   for (int st = 0; st < kWalkStages; ++st) {
-    if (st < NT) load_walk_chunk<W>(p, x0, y0, smem + st * L::kStageBytes, K, chunk_of(st));
+    if (st < NT) load_walk_chunk<W>(p, x0, y0, smem + st * L::kStageBytes, K, chunk_of(st), sl.T);
     ptx::cp_async_commit();
   }
   bf16* out = W == Walk::States ? p.states : p.dstates;
@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
       mma_b_rows(s, a, y, L::kYLd, 0, tc);
     }
     __syncthreads();  // every warp is done with this stage
-    if (it + kWalkStages < NT) load_walk_chunk<W>(p, x0, y0, stage, K, chunk_of(it + kWalkStages));
+    if (it + kWalkStages < NT) load_walk_chunk<W>(p, x0, y0, stage, K, chunk_of(it + kWalkStages), sl.T);
     ptx::cp_async_commit();
   }
 

@@ -23,6 +23,17 @@ int overlap_gla_backward(const char* variant, const void* q, const void* k, cons
                          const float* h0, const void* d_o, const float* dhT, void* dq, void* dk, void* dv, float* dg,
                          float* dh0, const void* states, void* workspace, int B, int T, int H, int K, int V,
                          double scale, void* stream, char* err, int err_len);
+long long overlap_gla_varlen_workspace_bytes(const char* backward_variant, int num_seqs, int T, int H, int K, int V,
+                                             char* err, int err_len);
+int overlap_gla_forward_varlen(const char* variant, const void* q, const void* k, const void* v, const float* g,
+                               const float* h0, void* o, float* hT, void* states, void* workspace,
+                               const int* cu_seqlens, int num_seqs, int B, int T, int H, int K, int V, double scale,
+                               void* stream, char* err, int err_len);
+int overlap_gla_backward_varlen(const char* variant, const void* q, const void* k, const void* v, const float* g,
+                                const float* h0, const void* d_o, const float* dhT, void* dq, void* dk, void* dv,
+                                float* dg, float* dh0, const void* states, void* workspace, const int* cu_seqlens,
+                                int num_seqs, int B, int T, int H, int K, int V, double scale, void* stream, char* err,
+                                int err_len);
 
 // cuda/linrnn/linrnn_capi.cpp
 long long overlap_linrnn_workspace_bytes(const char* variant, int B, int T, int d, int dv, char* err, int err_len);

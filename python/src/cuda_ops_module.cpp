@@ -121,6 +121,43 @@ void bind_gla(nb::module_& m) {
                                                to_int(K, "K"), to_int(V, "V"), scale, ptr(stream), err, kErrLen);
     });
   });
+  // A variable-length batch (cuda/gla/gla_varlen.hpp): cu_seqlens int32 [N + 1] on the device,
+  // B = 1, h0 and hT [N, H, K, V], states 0 or bf16 [(T + 63 N) / 64, H, K, V].
+  m.def("gla_varlen_workspace_bytes", [](const std::string& backward_variant, std::int64_t N, std::int64_t T,
+                                         std::int64_t H, std::int64_t K, std::int64_t V) {
+    return checked_bytes([&](char* err) {
+      return overlap_gla_varlen_workspace_bytes(backward_variant.empty() ? nullptr : backward_variant.c_str(),
+                                                to_int(N, "N"), to_int(T, "T"), to_int(H, "H"), to_int(K, "K"),
+                                                to_int(V, "V"), err, kErrLen);
+    });
+  });
+  m.def("gla_forward_varlen", [](const std::string& variant, std::uintptr_t q, std::uintptr_t k, std::uintptr_t v,
+                                 std::uintptr_t g, std::uintptr_t h0, std::uintptr_t o, std::uintptr_t hT,
+                                 std::uintptr_t states, std::uintptr_t workspace, std::uintptr_t cu_seqlens,
+                                 std::int64_t N, std::int64_t T, std::int64_t H, std::int64_t K, std::int64_t V,
+                                 double scale, std::uintptr_t stream) {
+    checked_status([&](char* err) {
+      return overlap_gla_forward_varlen(variant.c_str(), ptr(q), ptr(k), ptr(v), ptr<const float>(g),
+                                        ptr<const float>(h0), ptr(o), ptr<float>(hT), ptr(states), ptr(workspace),
+                                        ptr<const int>(cu_seqlens), to_int(N, "N"), 1, to_int(T, "T"), to_int(H, "H"),
+                                        to_int(K, "K"), to_int(V, "V"), scale, ptr(stream), err, kErrLen);
+    });
+  });
+  m.def("gla_backward_varlen", [](const std::string& variant, std::uintptr_t q, std::uintptr_t k, std::uintptr_t v,
+                                  std::uintptr_t g, std::uintptr_t h0, std::uintptr_t d_o, std::uintptr_t dhT,
+                                  std::uintptr_t dq, std::uintptr_t dk, std::uintptr_t dv, std::uintptr_t dg,
+                                  std::uintptr_t dh0, std::uintptr_t states, std::uintptr_t workspace,
+                                  std::uintptr_t cu_seqlens, std::int64_t N, std::int64_t T, std::int64_t H,
+                                  std::int64_t K, std::int64_t V, double scale, std::uintptr_t stream) {
+    checked_status([&](char* err) {
+      return overlap_gla_backward_varlen(variant.c_str(), ptr(q), ptr(k), ptr(v), ptr<const float>(g),
+                                         ptr<const float>(h0), ptr(d_o), ptr<const float>(dhT), ptr(dq), ptr(dk),
+                                         ptr(dv), ptr<float>(dg), ptr<float>(dh0), ptr(states), ptr(workspace),
+                                         ptr<const int>(cu_seqlens), to_int(N, "N"), 1, to_int(T, "T"),
+                                         to_int(H, "H"), to_int(K, "K"), to_int(V, "V"), scale, ptr(stream), err,
+                                         kErrLen);
+    });
+  });
   m.def("gla_backward_variants",
         [] { return names_of(all_gla_backward_variants(), [](auto v) { return gla_backward_variant_name(v); }); });
   m.def("gla_backward_cannot_implement", [](const std::string& variant, std::int64_t B, std::int64_t T,

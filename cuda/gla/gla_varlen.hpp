@@ -1,0 +1,44 @@
+#pragma once
+// Variable-length batches for gla_forward and gla_backward (flash-linear-attention's
+// cu_seqlens): the sequences are packed along T of one batch row (shape.B = 1, shape.T the
+// packed length) and sequence i is steps [cu_seqlens[i], cu_seqlens[i + 1]). Each sequence is
+// its own recurrence from its own initial state: outputs and gradients are those of running it
+// alone. Host-includable without nvcc.
+//
+// With num_seqs = N: h0, hT, dh0, dhT are [N, H, K, V]; the saved states (GlaDeviceArgs::states)
+// hold sequence i's S_n, n < ceil(len_i / 64), as [H, ceil(len_i / 64), K, V] starting at state
+// c_i = sum_{j < i} ceil(len_j / 64) of gla_varlen_states_shape (a dense batch's layout when every
+// length is T / B). The kernels walk the sequences longest first, so that a long sequence does
+// not start last and leave the GPU idle at the end.
+#include <cstddef>
+#include <cstdint>
+
+#include "core/tensor.hpp"
+#include "gla/gla_varlen.cuh"
+#include "gla/shape.hpp"
+
+namespace overlap::cuda {
+
+struct GlaVarlen {
+  // Device, int32, num_seqs + 1 offsets: 0 first, shape.T last, non-decreasing (zero lengths
+  // allowed: such a sequence's final state is its initial state). The kernels clamp offsets
+  // into [0, T] rather than read past the tensors, but a caller who breaks the order gets
+  // meaningless results: overlap.ops checks them.
+  const int* cu_seqlens = nullptr;
+  int num_seqs = 0;
+  bool active() const { return cu_seqlens != nullptr; }
+};
+
+// At most sum_i ceil(len_i / 64) <= (T + 63 N) / 64 chunk states: what the saved states and the
+// backward's state gradients are sized for without reading the offsets back to the host.
+inline std::int64_t gla_varlen_max_chunks(const gla::GlaShape& s, int num_seqs) {
+  return (s.T + 63 * static_cast<std::int64_t>(num_seqs)) / 64;
+}
+inline Shape gla_varlen_states_shape(const gla::GlaShape& s, int num_seqs) {
+  return {gla_varlen_max_chunks(s, num_seqs), s.H, s.K, s.V};
+}
+
+// Device scratch of the launch plan (the walk order and each sequence's first chunk state).
+inline std::size_t gla_varlen_plan_bytes(int num_seqs) { return gla_varlen::plan_bytes(num_seqs); }
+
+}  // namespace overlap::cuda

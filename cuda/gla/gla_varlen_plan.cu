@@ -1,0 +1,46 @@
+// The launch plan of a variable-length batch (gla_varlen.cuh): one thread per sequence counts,
+// over every other sequence, those it follows in the walk order and the chunks before it. N^2
+// comparisons spread over the GPU: for thousands of sequences a few microseconds, and no sort
+// or scan to synchronize.
+#include <cuda_runtime.h>
+
+#include "gla/gla_varlen.cuh"
+
+namespace overlap::cuda {
+namespace {
+
+__device__ __forceinline__ int chunks_of(const int* cu, int i, int T) {
+  const int lo = min(max(cu[i], 0), T), hi = min(max(cu[i + 1], lo), T);
+  return (hi - lo + gla_varlen::kChunk - 1) / gla_varlen::kChunk;
+}
+
+__global__ void plan_kernel(const int* cu, int n, int T, int* order, int* chunk_begin) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int mine = chunks_of(cu, i, T);
+  int rank = 0, before = 0;
+  for (int j = 0; j < n; ++j) {
+    const int c = chunks_of(cu, j, T);
+    rank += c > mine || (c == mine && j < i);
+    if (j < i) before += c;
+  }
+  order[rank] = i;
+  chunk_begin[i] = before;
+  if (i == n - 1) chunk_begin[n] = before + mine;
+}
+
+}  // namespace
+
+int gla_varlen_plan(gla_varlen::Plan* plan, const int* cu_seqlens, int num_seqs, int T, void* plan_bytes,
+                    CUstream_st* stream) {
+  auto* order = static_cast<int*>(plan_bytes);
+  auto* chunk_begin =
+      reinterpret_cast<int*>(static_cast<unsigned char*>(plan_bytes) + gla_varlen::plan_aligned(4ull * num_seqs));
+  *plan = {cu_seqlens, order, chunk_begin, num_seqs};
+  constexpr int kThreads = 256;
+  plan_kernel<<<(num_seqs + kThreads - 1) / kThreads, kThreads, 0, reinterpret_cast<cudaStream_t>(stream)>>>(
+      cu_seqlens, num_seqs, T, order, chunk_begin);
+  return cudaGetLastError();
+}
+
+}  // namespace overlap::cuda
