@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "sim/api.hpp"
 #include "sim/variants.hpp"
+#include "sim/varlen.hpp"
 
 namespace overlap::sim {
 namespace {
@@ -99,6 +100,26 @@ class Doc {
     out_ += "\n";
   }
 
+  // gla training on the benchmark's variable-length batch against equal lengths, per GPU where
+  // the kernels run (sim/varlen.hpp).
+  void varlen_table(const std::vector<std::int64_t>& lengths, std::int64_t H, std::int64_t K, std::int64_t V) {
+    out_ += fmt::format("H={}, K={}, V={}:\n\n", H, K, V);
+    out_ += "| GPU | equal lengths | packed batch | per step, packed / equal |\n|---|---:|---:|---:|\n";
+    const std::string dense = fmt::format("B=1,T=64,H={},K={},V={},h0=0,hT=0", H, K, V);
+    for (std::size_t g = 0; g < kGpus.size(); ++g) {
+      const std::string why = cannot_run(hw_[g], "gla_backward", "saved_states", parse_shape("gla_backward", dense));
+      const std::string why_fwd = cannot_run(hw_[g], "gla", "pingpong_fused", parse_shape("gla", dense));
+      if (!why.empty() || !why_fwd.empty()) {
+        out_ += fmt::format("| {} | n/a | n/a | n/a |\n", kGpus[g]);
+        continue;
+      }
+      const VarlenPrediction v = predict_gla_varlen_train(hw_[g], lengths, H, K, V);
+      out_ += fmt::format("| {} | {} | {} | {:.3f} |\n", kGpus[g], time_text(v.equal_us), time_text(v.varlen_us),
+                          v.per_step_ratio);
+    }
+    out_ += "\n";
+  }
+
   std::string& text() { return out_; }
   static std::string time_text(double us) {
     return us >= 1000 ? fmt::format("{:.2f} ms", us * 1e-3) : fmt::format("{:.1f} us", us);
@@ -150,6 +171,19 @@ void gla_backward_section(Doc& d) {
     d.time_table("gla_backward", {"materialized", "saved_states"}, shape);
     d.saving_table(shape);
   }
+  const std::vector<std::int64_t> lengths = gla_varlen_bench_lengths();
+  std::int64_t steps = 0;
+  for (auto n : lengths) steps += n;
+  o += fmt::format(
+      "### A variable-length batch\n\nForward (`pingpong_fused`, saving the states) and `saved_states` backward on "
+      "the benchmark's packed batch (bench/gpu/bench_gla_varlen.py: 64 sequences of 1 to 8192 steps, {} in all), "
+      "against the same steps as 64 equal sequences. Each kernel's cost per chunk (walks) or per CTA (chunk "
+      "grads) comes from its prediction on the equal batch; the packed batch's CTAs are list-scheduled onto the "
+      "CTA slots longest walk first, as the kernels issue them (sim/varlen.hpp). Issue 18's goal: at most 1.10 "
+      "per step.\n\n",
+      steps);
+  d.varlen_table(lengths, 16, 128, 128);
+  d.varlen_table(lengths, 32, 64, 64);
 }
 
 void linrnn_section(Doc& d) {
