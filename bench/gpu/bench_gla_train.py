@@ -84,6 +84,20 @@ def make_inputs(shape, seed):
     return q, k, v, g, d_o
 
 
+def import_chunk_gla(no_peers):
+    """flash-linear-attention's chunk_gla and its version for the report, or (None, {}) without
+    it; a peer that cannot be imported is reported, never silently skipped."""
+    if no_peers:
+        return None, {}
+    try:
+        from fla.ops.gla import chunk_gla
+        import fla
+        return chunk_gla, {"fla": fla.__version__}
+    except Exception as e:
+        print(f"flash-linear-attention not importable: {e!r}", file=sys.stderr)
+        return None, {}
+
+
 def backward_floor(B, T, H, K, V, C=64):
     """(bytes, FLOPs) the chunked backward cannot avoid. Bytes: q, k, g, do, v read and dq, dk, dv, dg
     written once. FLOPs (tensor core, causal halves): dA = do v^T, A = q k^T, dq and dk intra, dv
@@ -106,14 +120,7 @@ def main():
     args = ap.parse_args()
 
     lib = OverlapLib(args.lib)
-    chunk_gla, extra = None, {}
-    if not args.no_peers:
-        try:
-            from fla.ops.gla import chunk_gla
-            import fla
-            extra = {"fla": fla.__version__}
-        except Exception as e:  # the peer is reported as missing, never silently skipped
-            print(f"flash-linear-attention not importable: {e!r}", file=sys.stderr)
+    chunk_gla, extra = import_chunk_gla(args.no_peers)
     flush, bw, rate, report = start_report(args.flush, **extra)
     shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split(",")) for s in args.shapes.split(";")]
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One GPU session for the gla kernels, in one call: build, GPU tests, compute-sanitizer on
 # small shapes, then the benchmark beside its peers. Logs go to $OUT (or out/).
-#   bash tools/device/gla_run.sh [tests|bench|train|tests_train|ncu|all|all_ncu|ncu_pp|tests_ncu_pp|ncu_bwd]
-# (train: the forward + backward benchmark, bench/gpu/bench_gla_train.py; ncu_bwd: Nsight Compute
-# on the backward's kernels at NCU_SHAPE, default 8,4096,16,128,128)
+#   bash tools/device/gla_run.sh [tests|bench|train|tests_train|varlen|tests_varlen|ncu|all|all_ncu|ncu_pp|tests_ncu_pp|ncu_bwd]
+# (train: the forward + backward benchmark, bench/gpu/bench_gla_train.py; varlen: the
+# variable-length batch against equal lengths, bench/gpu/bench_gla_varlen.py, VARLEN_ARGS; ncu_bwd:
+# Nsight Compute on the backward's kernels at NCU_SHAPE, default 8,4096,16,128,128)
 # Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
 # SANITIZER_TIMEOUT, BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_gla.py or bench_gla_train.py arguments),
 # BENCH2_ARGS (a second benchmark pass, other arguments), NCU_SHAPE / NCU_VARIANT (ncu_pp),
@@ -20,13 +21,14 @@ set +e
 tail -3 "$OUT/build.log"
 B=${OVERLAP_BUILD:-build-device}
 status=0
-if [[ $what == tests || $what == all || $what == all_ncu || $what == tests_ncu_pp || $what == tests_train ]]; then
+if [[ $what == tests || $what == all || $what == all_ncu || $what == tests_ncu_pp || $what == tests_train ||
+      $what == tests_varlen ]]; then
   # Time limits keep a hung kernel (a lost mbarrier phase) from eating the device budget.
   timeout ${TEST_TIMEOUT:-120} "$B/tests_cuda/gla/test_cuda_gla" --gtest_filter="${TEST_FILTER:-*}" >"$OUT/tests.log" 2>&1
   rc=$?
   echo "test_cuda_gla: exit $rc"
   [[ $rc == 124 ]] && tail -5 "$OUT/tests.log"  # the test that hung
-  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]|rel_error \] pingpong|rel_error \] materialized B=|Failure|Expected" "$OUT/tests.log" | tail -60
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]|rel_error \] pingpong|rel_error \] materialized B=|rel_error \] (forward|backward) |Failure|Expected" "$OUT/tests.log" | tail -60
   grep -q "^\[  PASSED  \]" "$OUT/tests.log" && ! grep -q "^\[  FAILED  \]" "$OUT/tests.log" || status=1
   # Sanitizers on the small shapes only (T <= 257), every implemented variant.
   filter=${SAN_FILTER:-'*T_63*:*T_1_*:*T_130*'}
@@ -45,6 +47,11 @@ if [[ $what == train || $what == tests_train ]]; then
   PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-300} python3 bench/gpu/bench_gla_train.py \
     --lib "$B/cuda/gla/liboverlap_gla_capi.so" --out "$OUT/bench_gla_train.json" ${BENCH_ARGS:-} 2>&1 |
     tee "$OUT/bench_train.log" | grep -v Warning || status=1
+fi
+if [[ $what == varlen || $what == tests_varlen ]]; then
+  PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-300} python3 bench/gpu/bench_gla_varlen.py \
+    --lib "$B/cuda/gla/liboverlap_gla_capi.so" --out "$OUT/bench_gla_varlen.json" ${VARLEN_ARGS:-} 2>&1 |
+    tee "$OUT/bench_varlen.log" | grep -v Warning || status=1
 fi
 if [[ -n ${BENCH2_ARGS:-} ]]; then
   # A second benchmark pass (e.g. other shapes or reps).
