@@ -48,11 +48,11 @@ class VarlenLib(OverlapLib):
         super().__init__(path)
         f = self.lib.overlap_gla_forward_varlen
         f.restype = ctypes.c_int
-        f.argtypes = [ctypes.c_char_p] + [ctypes.c_void_p] * 11 + [ctypes.c_int] * 6 + [
+        f.argtypes = [ctypes.c_char_p] + [ctypes.c_void_p] * 10 + [ctypes.c_int] * 6 + [
             ctypes.c_double, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
         b = self.lib.overlap_gla_backward_varlen
         b.restype = ctypes.c_int
-        b.argtypes = [ctypes.c_char_p] + [ctypes.c_void_p] * 16 + [ctypes.c_int] * 6 + [
+        b.argtypes = [ctypes.c_char_p] + [ctypes.c_void_p] * 15 + [ctypes.c_int] * 6 + [
             ctypes.c_double, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
         w = self.lib.overlap_gla_varlen_workspace_bytes
         w.restype = ctypes.c_longlong

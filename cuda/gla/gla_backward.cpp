@@ -27,7 +27,7 @@ struct WorkspaceLayout {
     const std::size_t state_array = align(static_cast<std::size_t>(shape_numel(shape)) * 2);
     dstates = v == GlaBackwardVariant::Materialized ? state_array : 0;
     plan = dstates + state_array;
-    bytes = plan + (num_seqs > 0 ? gla_varlen_plan_bytes(num_seqs) : 0);
+    bytes = plan + (num_seqs > 0 ? gla_varlen_plan_bytes(s, num_seqs) : 0);
   }
 };
 
@@ -99,7 +99,7 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
                     name, a.varlen.num_seqs);
     OVERLAP_REQUIRE(a.varlen.num_seqs <= 65535, "gla_backward {}: num_seqs = {} over the grid limit 65535", name,
                     a.varlen.num_seqs);
-    OVERLAP_REQUIRE(gla_varlen_max_chunks(s, a.varlen.num_seqs) <= INT_MAX,
+    OVERLAP_REQUIRE(gla_varlen_max_chunks(s, a.varlen.num_seqs) * s.H <= INT_MAX,
                     "gla_backward {}: T = {} with {} sequences: too many chunks", name, s.T, a.varlen.num_seqs);
   }
   const WorkspaceLayout ws(v, s, varlen ? a.varlen.num_seqs : 0);

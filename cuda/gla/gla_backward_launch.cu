@@ -57,7 +57,7 @@ cudaError_t walk(const Problem& p, cudaStream_t s) {
 template <int K, int V>
 cudaError_t chunk_grads_kv(const Problem& p, cudaStream_t s) {
   const kern::Params kp = params_of(p);
-  const dim3 grid = p.varlen.cu_seqlens ? dim3(p.max_chunks, p.H, 1) : dim3(kp.num_chunks, p.H, p.B);
+  const dim3 grid = p.varlen.cu_seqlens ? dim3(static_cast<unsigned>(p.max_chunks) * p.H) : dim3(kp.num_chunks, p.H, p.B);
   return launch(kern::gla_chunk_grad_kernel<K, V>, grid, kern::kChunkGradThreads, kern::ChunkGradLayout<K, V>::kBytes,
                 kp, s);
 }

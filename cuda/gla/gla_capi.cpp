@@ -106,7 +106,7 @@ int overlap_gla_forward_saving_states(const char* variant, const void* q, const 
 
 // overlap_gla_forward_saving_states over a variable-length batch (cuda/gla/gla_varlen.hpp) where
 // cu_seqlens (device, int32, num_seqs + 1) is given: B = 1, h0 and hT [num_seqs, H, K, V], states
-// in gla_varlen_states_shape's layout, the workspace (or null) gla_varlen_plan_bytes(num_seqs).
+// in gla_varlen_states_shape's layout, the workspace (or null) gla_varlen_plan_bytes.
 int overlap_gla_forward_varlen(const char* variant, const void* q, const void* k, const void* v, const float* g,
                                const float* h0, void* o, float* hT, void* states, void* workspace,
                                const int* cu_seqlens, int num_seqs, int B, int T, int H, int K, int V, double scale,
@@ -145,7 +145,8 @@ long long overlap_gla_varlen_workspace_bytes(const char* backward_variant, int n
                                              char* err, int err_len) {
   return capi_guard(err, err_len, -1LL, [&] {
     OVERLAP_REQUIRE(num_seqs >= 1, "gla varlen: num_seqs must be at least 1, not {}", num_seqs);
-    if (!backward_variant) return static_cast<long long>(overlap::cuda::gla_varlen_plan_bytes(num_seqs));
+    if (!backward_variant)
+      return static_cast<long long>(overlap::cuda::gla_varlen_plan_bytes(make_shape(1, T, H, K, V, 0, 0, 0), num_seqs));
     return static_cast<long long>(overlap::cuda::gla_backward_workspace_bytes(
         overlap::cuda::parse_gla_backward_variant(backward_variant), make_shape(1, T, H, K, V, 0, 0, 0), num_seqs));
   });

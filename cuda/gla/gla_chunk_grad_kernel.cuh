@@ -33,13 +33,16 @@ template <int K, int V>
 __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)) gla_chunk_grad_kernel(const Params p) {
   using L = ChunkGradLayout<K, V>;
   extern __shared__ __align__(128) unsigned char smem[];
-  // A dense batch: CTA (n, h, b). A variable-length batch: CTA (chunk state c, h), for c up to
-  // a bound on the chunk count (the CTAs past the true count have nothing to do).
-  int n = blockIdx.x, bb = blockIdx.z;
-  const int h = blockIdx.y;
+  // A dense batch: CTA (n, h, b). A variable-length batch: CTA h + H c for chunk state c, up to
+  // a bound on the chunk count (the CTAs past the true count have nothing to do): the heads of
+  // a chunk side by side, so that the CTAs in flight read whole rows of [T, H, K] rather than
+  // one head's 2 or 4 hundred bytes in each.
+  int n = blockIdx.x, bb = blockIdx.z, h = blockIdx.y;
   if (p.varlen.cu_seqlens) {
-    if (n >= p.varlen.chunk_begin[p.varlen.num_seqs]) return;
-    bb = gla_varlen::sequence_of_chunk(p.varlen, n);
+    h = blockIdx.x % p.H;
+    n = blockIdx.x / p.H;
+    bb = p.varlen.chunk_seq[n];
+    if (bb < 0) return;
     n -= p.varlen.chunk_begin[bb];
   }
   const Slice sl = slice_of<K>(p, bb, h);

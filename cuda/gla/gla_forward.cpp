@@ -55,7 +55,7 @@ void forward_varlen(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
   void* scratch = a.workspace;
   const bool own = !scratch;
-  if (own) check_cuda(cudaMallocAsync(&scratch, gla_varlen_plan_bytes(n), cs), "plan allocation", v);
+  if (own) check_cuda(cudaMallocAsync(&scratch, gla_varlen_plan_bytes(s, n), cs), "plan allocation", v);
   int launched = gla_varlen_plan(&p.varlen, a.varlen.cu_seqlens, n, p.T, scratch, stream);
   p.states = a.states;
   if (launched == cudaSuccess) launched = gla_launch::pingpong_fused(p, stream);

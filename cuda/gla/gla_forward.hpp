@@ -57,7 +57,7 @@ struct GlaDeviceArgs {
   void* states = nullptr;
   // A variable-length batch (gla_varlen.hpp; pingpong_fused only): shape.B = 1, h0 and hT one per
   // sequence, states in gla_varlen_states_shape's layout, and the workspace (optional) at least
-  // gla_varlen_plan_bytes(num_seqs).
+  // gla_varlen_plan_bytes(shape, num_seqs).
   GlaVarlen varlen;
 };
 

@@ -333,16 +333,18 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
   float* scratch = reinterpret_cast<float*>(smem + L::kDiag) + (w & 3) * 256;
 
   // One chunk; kStateOnly (a compile-time tag) for the chunks before this segment's own, so
-  // that each of the two loops below is compiled for its own kind of chunk.
-  auto chunk = [&](int n, auto state_only) {  // sass:gating.chunk {
+  // that each of the two loops below is compiled for its own kind of chunk; kMasked for a
+  // variable-length walk's last chunk (the others keep the dense loop's code).
+  auto chunk = [&](int n, auto state_only, auto masked) {  // sass:gating.chunk {
     constexpr bool kStateOnly = decltype(state_only)::value;
+    constexpr bool kMasked = decltype(masked)::value;
     const int s = n % S;
     sm90::mbar_wait(&bar.full[s], (n / S) & 1);
     unsigned char* st = smem + s * L::kStage;
     bf16* q = reinterpret_cast<bf16*>(st + L::kQ);
     bf16* k = reinterpret_cast<bf16*>(st + L::kK);
     float* g = reinterpret_cast<float*>(st + L::kG);
-    const int valid = kVarlen && n == end - 1 ? last_rows : kChunk;
+    const int valid = kMasked ? last_rows : kChunk;
 
     // Cumulative sums of this thread's rows, then the totals of the parts above it.
     float2 b[kRows];
@@ -350,7 +352,7 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       float2 gv = *reinterpret_cast<const float2*>(g + (row0 + r) * K + col);
-      if (kVarlen && row0 + r >= valid) gv = make_float2(0.f, 0.f);
+      if (kMasked && row0 + r >= valid) gv = make_float2(0.f, 0.f);
       acc.x += gv.x * kLog2e;
       acc.y += gv.y * kLog2e;
       b[r] = acc;
@@ -406,7 +408,7 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
         auto& kr = *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(k) + off);
         const float2 qv = ptx::unpack_bf16(qr);
         float2 kv = ptx::unpack_bf16(kr);
-        if (kVarlen && row0 + r >= valid) kv = make_float2(0.f, 0.f);
+        if (kMasked && row0 + r >= valid) kv = make_float2(0.f, 0.f);
         dots[r] = qv.x * kv.x + qv.y * kv.y;
         qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(b[r].x), qv.y * ptx::exp2_approx(b[r].y));
         *reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(g) + off) =
@@ -439,7 +441,7 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
         std::uint32_t& kr = pair_ref(k, row, col, kChunk);
         const float2 qv = ptx::unpack_bf16(qr);
         float2 kv = ptx::unpack_bf16(kr);
-        if (kVarlen && row >= valid) kv = make_float2(0.f, 0.f);
+        if (kMasked && row >= valid) kv = make_float2(0.f, 0.f);
         qr = ptx::pack_bf16(qv.x * ptx::exp2_approx(br.x), qv.y * ptx::exp2_approx(br.y));
         kr = ptx::pack_bf16(kv.x * ptx::exp2_approx(last.x - br.x), kv.y * ptx::exp2_approx(last.y - br.y));
       }
@@ -450,8 +452,13 @@ __device__ void gate(const Params& p, unsigned char* smem, const Barriers& bar, 
     sm90::fence_proxy_async();  // the wgmmas of the other warpgroups read what was written
     sm90::mbar_arrive(&bar.prepared[s]);
   };  // } sass:gating.chunk
-  for (int n = 0; n < first; ++n) chunk(n, std::true_type{});  // sass:@prefix
-  for (int n = first; n < end; ++n) chunk(n, std::false_type{});
+  for (int n = 0; n < first; ++n) chunk(n, std::true_type{}, std::false_type{});  // sass:@prefix
+  if constexpr (kVarlen) {  // first = 0
+    for (int n = 0; n < end - 1; ++n) chunk(n, std::false_type{}, std::false_type{});
+    if (end > 0) chunk(end - 1, std::false_type{}, std::true_type{});
+  } else {
+    for (int n = first; n < end; ++n) chunk(n, std::false_type{}, std::false_type{});
+  }
 }
 
 // ---- state ----------------------------------------------------------------------------------

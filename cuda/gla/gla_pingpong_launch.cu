@@ -117,7 +117,7 @@ cudaError_t launch_fused(const Problem& p, int sms, cudaStream_t stream) {
   if (e == cudaSuccess) e = make_bthd_map(&kp.g_map, f32, 4, p.g, p.B, p.T, p.H, K, K, CU_TENSOR_MAP_SWIZZLE_NONE);
   if (e == cudaSuccess) e = make_bthd_map(&kp.o_map, bf, 2, p.o, p.B, p.T, p.H, p.V, 64);
   kp.num_chunks = (p.T + pf::kChunk - 1) / pf::kChunk;
-  const long long varlen_rows = (long long)p.H * ((p.T + 63LL * p.varlen.num_seqs) / 64);  // gla_varlen_max_chunks
+  const long long varlen_rows = (long long)p.H * gla_varlen::max_chunks(p.T, p.varlen.num_seqs);
   if (e == cudaSuccess && p.states)
     e = varlen ? make_varlen_states_map(&kp.states_map, p.states, varlen_rows, K, p.V)
                : make_states_map(&kp.states_map, p.states, p.B, p.H, kp.num_chunks, K, p.V);

@@ -7,23 +7,32 @@
 //                   the longest walks start first (longest-processing-time order: with the CTAs
 //                   issued in index order, no long walk starts once the others are done);
 //   chunk_begin[i]  sum_{j < i} ceil(len_j / 64): sequence i's first chunk in the saved states
-//                   (chunk_begin[N] is the total).
+//                   (chunk_begin[N] is the total);
+//   chunk_seq[c]    the sequence that owns chunk state c, -1 past the total (up to the bound
+//                   max_chunks = (T + 63 N) / 64): a chunk-parallel CTA finds its sequence in one
+//                   load rather than a search (measured: the binary search's dependent loads
+//                   cost the backward's chunk kernel 6%).
 struct CUstream_st;
 
 namespace overlap::cuda::gla_varlen {
 
 constexpr int kChunk = 64;
 
-// The plan's bytes: order, then chunk_begin, each 256-byte aligned.
+// The bound on the chunk states of N sequences of T steps in all.
+inline long long max_chunks(long long T, int num_seqs) { return (T + 63LL * num_seqs) / 64; }
+
+// The plan's bytes: order, chunk_begin, chunk_seq, each 256-byte aligned.
 inline unsigned long long plan_aligned(unsigned long long bytes) { return (bytes + 255) / 256 * 256; }
-inline unsigned long long plan_bytes(int num_seqs) {
-  return plan_aligned(4ull * num_seqs) + plan_aligned(4ull * (num_seqs + 1));
+inline unsigned long long plan_bytes(int num_seqs, long long T) {
+  return plan_aligned(4ull * num_seqs) + plan_aligned(4ull * (num_seqs + 1)) +
+         plan_aligned(4ull * static_cast<unsigned long long>(max_chunks(T, num_seqs)));
 }
 
 struct Plan {
   const int* cu_seqlens = nullptr;  // null: a dense batch
   const int* order = nullptr;
   const int* chunk_begin = nullptr;
+  const int* chunk_seq = nullptr;
   int num_seqs = 0;
 };
 
@@ -42,23 +51,12 @@ __device__ __forceinline__ Sequence sequence(const Plan& plan, int seq, int T) {
   return {lo, hi - lo, (hi - lo + kChunk - 1) / kChunk, plan.chunk_begin[seq]};
 }
 
-// The sequence that owns chunk state c (< chunk_begin[N]): the last i with chunk_begin[i] <= c
-// (zero-length sequences share their begin with the next one, which owns the chunk).
-__device__ __forceinline__ int sequence_of_chunk(const Plan& plan, int c) {
-  int lo = 0, hi = plan.num_seqs - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (plan.chunk_begin[mid] <= c) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
 #endif
 
 }  // namespace overlap::cuda::gla_varlen
 
 namespace overlap::cuda {
-// Writes the plan into `plan_bytes` (gla_varlen_plan_bytes(num_seqs) of device memory) and
+// Writes the plan into `plan_bytes` (gla_varlen_plan_bytes(num_seqs, T) of device memory) and
 // points `plan` at it. Returns a cudaError_t as int.
 int gla_varlen_plan(gla_varlen::Plan* plan, const int* cu_seqlens, int num_seqs, int T, void* plan_bytes,
                     CUstream_st* stream);

@@ -32,13 +32,16 @@ struct GlaVarlen {
 // At most sum_i ceil(len_i / 64) <= (T + 63 N) / 64 chunk states: what the saved states and the
 // backward's state gradients are sized for without reading the offsets back to the host.
 inline std::int64_t gla_varlen_max_chunks(const gla::GlaShape& s, int num_seqs) {
-  return (s.T + 63 * static_cast<std::int64_t>(num_seqs)) / 64;
+  return gla_varlen::max_chunks(s.T, num_seqs);
 }
 inline Shape gla_varlen_states_shape(const gla::GlaShape& s, int num_seqs) {
   return {gla_varlen_max_chunks(s, num_seqs), s.H, s.K, s.V};
 }
 
-// Device scratch of the launch plan (the walk order and each sequence's first chunk state).
-inline std::size_t gla_varlen_plan_bytes(int num_seqs) { return gla_varlen::plan_bytes(num_seqs); }
+// Device scratch of the launch plan (the walk order, each sequence's first chunk state, each
+// chunk state's sequence).
+inline std::size_t gla_varlen_plan_bytes(const gla::GlaShape& s, int num_seqs) {
+  return gla_varlen::plan_bytes(num_seqs, s.T);
+}
 
 }  // namespace overlap::cuda

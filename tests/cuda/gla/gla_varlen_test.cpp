@@ -75,8 +75,10 @@ struct Packed {
   VectorSet forward, backward;  // expected outputs and their tolerances
 
   explicit Packed(const VarlenCase& c) : cu(offsets(c.lengths)), N(static_cast<int>(c.lengths.size())) {
-    shape.B = 1, shape.T = cu.back(), shape.H = c.H, shape.K = c.K, shape.V = c.V;
-    shape.has_h0 = c.h0, shape.want_hT = c.hT;
+    const ShapeArgs args = ShapeArgs::parse(
+        fmt::format("B=1,T={},H={},K={},V={},h0={},hT={}", cu.back(), c.H, c.K, c.V, int(c.h0), int(c.hT)),
+        gla::GlaShape::keys());
+    shape = gla::GlaShape::from_args(args);  // the scale K^-1/2, as the kernels default to
     gla::GlaShape per_seq = shape;
     per_seq.B = N;
     const Shape states = per_seq.state_shape();
@@ -96,9 +98,6 @@ struct Packed {
     const std::span<const float> dhT_in = c.hT ? std::span<const float>(dhT) : std::span<const float>();
     gla::oracle_backward_varlen(shape, cu, in.spans(), {d_o, dhT_in}, {dq, dk, dg, dv, dh0});
 
-    const ShapeArgs args = ShapeArgs::parse(
-        fmt::format("B=1,T={},H={},K={},V={},h0={},hT={}", shape.T, c.H, c.K, c.V, int(c.h0), int(c.hT)),
-        gla::GlaShape::keys());
     forward.outputs = gla::make_workload()->outputs(args);
     forward.expected["o"] = Tensor::from_f64(o, DType::F64, shape.v_shape());
     if (c.hT) forward.expected["hT"] = Tensor::from_f64(hT, DType::F64, states);
