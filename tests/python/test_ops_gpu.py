@@ -140,29 +140,53 @@ def test_chunk_gla_train_saves_states_for_the_backward_kernels():
     assert torch.ops.overlap.chunk_gla_train(q, k, v, g, 0.125, h0, False, False, "")[2].numel() == 0
 
 
-def test_chunk_gla_packed_batch_on_kernels():
-    """cu_seqlens with lengths 1, 0, 130, 64, 257 on the kernels: each sequence's output, final
-    state and gradients against the float64 recurrence of that sequence alone."""
+@pytest.mark.parametrize("heads", [(2, 64, 128), (3, 40, 24)])  # the second on zero-padded heads
+@pytest.mark.parametrize("variant", [None, "pipelined_fused"])
+def test_chunk_gla_packed_batch_on_kernels(variant, heads):
+    """cu_seqlens with lengths 1, 0, 130, 64, 257: each sequence's output, final state and
+    gradients against the float64 recurrence of that sequence alone. variant=None runs the
+    variable-length kernels (one launch), pipelined_fused one call per sequence."""
+    H, K, V = heads
     offsets = [0, 1, 1, 131, 195, 452]
-    q, k, v, g, _ = oracle.gla_inputs(1, offsets[-1], 2, 64, 128, torch.bfloat16, CUDA)
-    h0 = 0.1 * torch.randn(len(offsets) - 1, 2, 64, 128, device=CUDA)
+    q, k, v, g, _ = oracle.gla_inputs(1, offsets[-1], H, K, V, torch.bfloat16, CUDA)
+    h0 = 0.1 * torch.randn(len(offsets) - 1, H, K, V, device=CUDA)
     leaves = [x.clone().requires_grad_() for x in (q, k, v, g, h0)]
     o, hT = chunk_gla(*leaves[:4], initial_state=leaves[4], output_final_state=True,
-                      cu_seqlens=torch.tensor(offsets, device=CUDA))
+                      cu_seqlens=torch.tensor(offsets, device=CUDA), variant=variant)
     do, dhT = torch.randn_like(o), 0.1 * torch.randn_like(hT)
     grads = torch.autograd.grad((o, hT), leaves, (do, dhT))
+    how = variant or "varlen"
     for i, (s, e) in enumerate(zip(offsets, offsets[1:])):
         if e == s:
-            assert torch.equal(hT[i], h0[i]) and torch.equal(grads[4][i], dhT[i])
+            assert oracle.rel_error(hT[i], h0[i]) <= 1e-6 and oracle.rel_error(grads[4][i], dhT[i]) <= 1e-6
             continue
         part = [x[:, s:e] for x in (q, k, v, g)]
-        ref_o, ref_h = oracle.gla(*part, 64 ** -0.5, h0[i:i + 1])
-        report("chunk_gla_packed", "default", (s, e), "o", oracle.rel_error(o[:, s:e], ref_o), 5e-3)
-        report("chunk_gla_packed", "default", (s, e), "hT", oracle.rel_error(hT[i:i + 1], ref_h), 5e-3)
-        ref = oracle.gla_grads(*part, 64 ** -0.5, h0[i:i + 1], do[:, s:e], dhT[i:i + 1])
+        ref_o, ref_h = oracle.gla(*part, K ** -0.5, h0[i:i + 1])
+        report("chunk_gla_packed", how, (s, e, *heads), "o", oracle.rel_error(o[:, s:e], ref_o), 5e-3)
+        report("chunk_gla_packed", how, (s, e, *heads), "hT", oracle.rel_error(hT[i:i + 1], ref_h), 5e-3)
+        ref = oracle.gla_grads(*part, K ** -0.5, h0[i:i + 1], do[:, s:e], dhT[i:i + 1])
         for name, got, want in zip(("dq", "dk", "dv", "dg"), [x[:, s:e] for x in grads[:4]], ref[:4]):
-            report("chunk_gla_packed", "default", (s, e), name, oracle.rel_error(got, want), 5e-3)
-        report("chunk_gla_packed", "default", (s, e), "dh0", oracle.rel_error(grads[4][i:i + 1], ref[4]), 5e-3)
+            report("chunk_gla_packed", how, (s, e, *heads), name, oracle.rel_error(got, want), 5e-3)
+        report("chunk_gla_packed", how, (s, e, *heads), "dh0", oracle.rel_error(grads[4][i:i + 1], ref[4]), 5e-3)
+
+
+def test_chunk_gla_varlen_ops():
+    """The variable-length ops as registered: opcheck (schemas, fake implementations, autograd
+    registration) of the training forward and the backward, and the saved states of each sequence
+    starting from its initial state."""
+    offsets = torch.tensor([0, 70, 70, 200], dtype=torch.int32, device=CUDA)
+    q, k, v, g, _ = oracle.gla_inputs(1, 200, 2, 64, 64, torch.bfloat16, CUDA)
+    h0 = 0.1 * torch.randn(3, 2, 64, 64, device=CUDA)
+    args = (q, k, v, g, offsets, 0.125, h0, True, False)
+    torch.library.opcheck(torch.ops.overlap.chunk_gla_varlen_train.default, args)
+    o, hT, states = torch.ops.overlap.chunk_gla_varlen_train(*args)
+    assert states.shape == ((200 + 63 * 3) // 64, 2, 64, 64)
+    # Sequence i's states are [H, chunks_i, K, V] from chunk state sum_{j<i} chunks_j on: sequence 0
+    # (2 chunks) at 0, sequence 1 none, sequence 2 (3 chunks) at 2; each starts from its h0.
+    assert oracle.rel_error(states[0:2].reshape(2, 2, 64, 64)[:, 0].float(), h0[0]) <= 5e-3
+    assert oracle.rel_error(states[2:5].reshape(2, 3, 64, 64)[:, 0].float(), h0[2]) <= 5e-3
+    torch.library.opcheck(torch.ops.overlap.chunk_gla_varlen_backward.default,
+                          (q, k, v, g, offsets, 0.125, h0, torch.randn_like(o), torch.randn_like(hT), states, False))
 
 
 @pytest.mark.parametrize("shape", [(2, 300, 4, 64, 64), (1, 257, 2, 128, 128)])

@@ -12,7 +12,7 @@ from typing import Optional, Tuple
 import torch
 import torch.nn.functional as F
 
-from . import _checks, _common, _cuda, _general, _plan
+from . import _checks, _common, _cuda, _general, _gla_varlen, _plan
 
 OP = "chunk_gla"
 CHUNK = 64  # the kernels' chunk: the saved states are one per 64 steps
@@ -39,9 +39,10 @@ def chunk_gla(q, k, v, g, scale=None, initial_state=None, output_final_state=Fal
 
     cu_seqlens (int32 or int64 [N + 1], fla's packed batch: B = 1, sequence i is steps
     cu_seqlens[i] to cu_seqlens[i + 1]; cu_seqlens_cpu a host copy that saves reading it back):
-    initial_state and the final state are [N, H, K, V]. Each sequence runs as its own call (there
-    is no variable-length kernel yet), so the outputs are those of each sequence alone; a
-    zero-length sequence's final state is its initial state.
+    initial_state and the final state are [N, H, K, V]; the outputs are those of each sequence
+    alone, and a zero-length sequence's final state is its initial state. Where the plan picks
+    pingpong_fused (and, with gradients, the backward kernels have tiles for the heads), the batch
+    runs in one launch on the variable-length kernels; otherwise each sequence runs as its own call.
     """
     _common.require_tensors(OP, q=q, k=k, v=v, g=g, initial_state_=initial_state)
     if scale is None:
@@ -61,7 +62,8 @@ def chunk_gla(q, k, v, g, scale=None, initial_state=None, output_final_state=Fal
 
 
 def _packed(q, k, v, g, scale, initial_state, output_final_state, state_v_first, cu_seqlens, offsets, variant):
-    """A packed batch, one call per sequence (chunk_gla's cu_seqlens)."""
+    """A packed batch (chunk_gla's cu_seqlens): one launch on the variable-length kernels where
+    the plan picks pingpong_fused (ops/_gla_varlen.py), else one call per sequence."""
     _common.require_tensors(OP, cu_seqlens=cu_seqlens, cu_seqlens_cpu=offsets)
     f = _common.facts
     B, T, H, K, V = _checks.gla(f(q), f(k), f(v), f(g), None, state_v_first)
@@ -69,6 +71,14 @@ def _packed(q, k, v, g, scale, initial_state, output_final_state, state_v_first,
     N = _checks.gla_varlen(f(cu_seqlens), offsets, B, T)
     if initial_state is not None:
         _checks.gla_varlen_state(f(initial_state), N, H, K, V, state_v_first)
+    plan = _plan.gla((B, T, H, K, V), f(q).dtype, q.device.type, variant or None, _cuda.kernels(),
+                     _common.model_variants("gla"))
+    needs_grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (q, k, v, g, initial_state))
+    if _gla_varlen.usable(plan, needs_grad):
+        on_device = cu_seqlens.device == q.device
+        cu = (cu_seqlens.to(torch.int32) if on_device else torch.tensor(offsets, dtype=torch.int32, device=q.device))
+        return _gla_varlen.chunk_gla_varlen(q, k, v, g, cu.contiguous(), scale, initial_state, output_final_state,
+                                            state_v_first, needs_grad)
     state_shape = (1, H, V, K) if state_v_first else (1, H, K, V)
     outputs, finals = [], []
     for i in range(N):
@@ -237,6 +247,17 @@ def _kernel_inputs(plan, q, k, v, g):
     return qb, kb, vb, gf
 
 
+def _backward_buffers(plan, q, k, v, g, do):
+    """The backward kernels' inputs (q, k, v, g, do as _kernel_inputs pads them) and their dq, dk,
+    dv, dg buffers [B, T, H, padded K or V]."""
+    B, T, H = q.shape[:3]
+    Kp, Vp, device = plan.K, plan.V, q.device
+    inputs = (*_kernel_inputs(plan, q, k, v, g), _pad_last(_cuda.to_kernel_dtype(do), Vp))
+    grads = (_cuda.output((B, T, H, Kp), torch.bfloat16, device), _cuda.output((B, T, H, Kp), torch.bfloat16, device),
+             _cuda.output((B, T, H, Vp), torch.bfloat16, device), _cuda.output((B, T, H, Kp), torch.float32, device))
+    return inputs, grads
+
+
 def _kernel(plan, dims, q, k, v, g, scale, h0, want_hT, save_states):
     B, T, H, K, V = dims
     Kp, Vp = plan.K, plan.V
@@ -269,13 +290,8 @@ def _kernel_backward(plan, dims, q, k, v, g, scale, h0, do, dhT, states):
     m = _cuda.kernels().m
     variant = "saved_states" if states.numel() else "materialized"
     with torch.cuda.device(device):
-        qb, kb, vb, gf = _kernel_inputs(plan, q, k, v, g)
-        dob = _pad_last(_cuda.to_kernel_dtype(do), Vp)
+        (qb, kb, vb, gf, dob), (dq, dk, dv, dg) = _backward_buffers(plan, q, k, v, g, do)
         h0, dhT = _pad_state(h0, Kp, Vp), _pad_state(dhT, Kp, Vp)
-        dq = _cuda.output((B, T, H, Kp), torch.bfloat16, device)
-        dk = _cuda.output((B, T, H, Kp), torch.bfloat16, device)
-        dv = _cuda.output((B, T, H, Vp), torch.bfloat16, device)
-        dg = _cuda.output((B, T, H, Kp), torch.float32, device)
         dh0 = _cuda.output((B, H, Kp, Vp), torch.float32, device) if h0 is not None else None
         ws = _cuda.workspace(m.gla_backward_workspace_bytes(variant, B, T, H, Kp, Vp), device)
         a = _cuda.address
