@@ -99,6 +99,9 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
                     name, a.varlen.num_seqs);
     OVERLAP_REQUIRE(a.varlen.num_seqs <= 65535, "gla_backward {}: num_seqs = {} over the grid limit 65535", name,
                     a.varlen.num_seqs);
+    OVERLAP_REQUIRE(reinterpret_cast<std::uintptr_t>(a.varlen.cu_seqlens) % 4 == 0,
+                    "gla_backward {}: cu_seqlens must be 4-byte aligned (its address ends in {:#x})", name,
+                    reinterpret_cast<std::uintptr_t>(a.varlen.cu_seqlens) % 4);
     OVERLAP_REQUIRE(gla_varlen_max_chunks(s, a.varlen.num_seqs) * s.H <= INT_MAX,
                     "gla_backward {}: T = {} with {} sequences: too many chunks", name, s.T, a.varlen.num_seqs);
   }

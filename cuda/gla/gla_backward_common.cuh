@@ -83,7 +83,7 @@ __device__ __forceinline__ Slice slice_of(const Params& p, int i, int h) {
   long long t0 = (long long)i * p.T, chunk0 = (long long)i * p.num_chunks;
   int length = p.T, chunks = p.num_chunks;
   if (p.varlen.cu_seqlens) {
-    const gla_varlen::Sequence q = gla_varlen::sequence(p.varlen, i, p.T);
+    const gla_varlen::Sequence q = gla_varlen::sequence(p.varlen, i);
     t0 = q.t_begin, length = q.length, chunks = q.chunks, chunk0 = q.chunk0;
   }
   Slice s;

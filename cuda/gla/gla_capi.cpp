@@ -89,13 +89,13 @@ int overlap_gla_forward(const char* variant, const void* q, const void* k, const
                                            stream, err, err_len);
 }
 
-// overlap_gla_forward that also writes S_n entering every 64-step chunk (bf16 [B,H,NT,K,V],
-// GlaDeviceArgs::states; null: not saved), what overlap_gla_backward's saved_states reads.
 int overlap_gla_forward_varlen(const char* variant, const void* q, const void* k, const void* v, const float* g,
                                const float* h0, void* o, float* hT, void* states, void* workspace,
                                const int* cu_seqlens, int num_seqs, int B, int T, int H, int K, int V, double scale,
                                void* stream, char* err, int err_len);
 
+// overlap_gla_forward that also writes S_n entering every 64-step chunk (bf16 [B,H,NT,K,V],
+// GlaDeviceArgs::states; null: not saved), what overlap_gla_backward's saved_states reads.
 int overlap_gla_forward_saving_states(const char* variant, const void* q, const void* k, const void* v,
                                       const float* g, const float* h0, void* o, float* hT, void* states,
                                       void* workspace, int B, int T, int H, int K, int V, double scale, void* stream,
@@ -122,6 +122,7 @@ int overlap_gla_forward_varlen(const char* variant, const void* q, const void* k
     a.hT = hT;
     a.states = states;
     a.workspace = workspace;
+    OVERLAP_REQUIRE(cu_seqlens || num_seqs == 0, "gla forward: num_seqs = {} but cu_seqlens is null", num_seqs);
     a.varlen = {cu_seqlens, num_seqs};
     const VariantForm f = parse_form(variant);
     overlap::cuda::gla_forward(f.variant, a, make_shape(B, T, H, K, V, h0 != nullptr, hT != nullptr, scale),
@@ -192,6 +193,7 @@ int overlap_gla_backward_varlen(const char* variant, const void* q, const void* 
     a.dh0 = dh0;
     a.states = states;
     a.workspace = workspace;
+    OVERLAP_REQUIRE(cu_seqlens || num_seqs == 0, "gla backward: num_seqs = {} but cu_seqlens is null", num_seqs);
     a.varlen = {cu_seqlens, num_seqs};
     overlap::cuda::gla_backward(overlap::cuda::parse_gla_backward_variant(variant ? variant : ""), a,
                                 make_shape(B, T, H, K, V, h0 != nullptr, dhT != nullptr, scale),

@@ -52,6 +52,11 @@ void forward_varlen(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s
                   gla_variant_name(v), options.pingpong_segments);
   OVERLAP_REQUIRE(static_cast<std::int64_t>(n) * s.H * (s.V / 64) <= INT_MAX,
                   "gla_forward {}: num_seqs * H * V/64 too large ({} sequences)", gla_variant_name(v), n);
+  for (const auto& [what, ptr] :
+       {std::pair<const char*, const void*>{"cu_seqlens", a.varlen.cu_seqlens}, {"workspace", a.workspace}})
+    OVERLAP_REQUIRE(reinterpret_cast<std::uintptr_t>(ptr) % 4 == 0,
+                    "gla_forward {}: {} must be 4-byte aligned (its address ends in {:#x})", gla_variant_name(v), what,
+                    reinterpret_cast<std::uintptr_t>(ptr) % 4);
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
   void* scratch = a.workspace;
   const bool own = !scratch;

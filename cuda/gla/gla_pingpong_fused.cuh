@@ -809,7 +809,7 @@ template <int K, int BV, int S, bool kSave>
 __global__ void __launch_bounds__(kThreads, 1) gla_pingpong_fused_varlen_kernel(const __grid_constant__ Params p) {
   const int vb = blockIdx.x % p.v_blocks, rh = blockIdx.x / p.v_blocks;
   const int h = rh % p.H, seq = p.varlen.order[rh / p.H];
-  const gla_varlen::Sequence q = gla_varlen::sequence(p.varlen, seq, p.T);
+  const gla_varlen::Sequence q = gla_varlen::sequence(p.varlen, seq);
   Walk w{};
   w.b = 0, w.h = h, w.bh = seq * p.H + h, w.v0 = vb * BV;
   w.first = 0, w.end = q.chunks;

@@ -21,9 +21,11 @@ namespace overlap::cuda {
 
 struct GlaVarlen {
   // Device, int32, num_seqs + 1 offsets: 0 first, shape.T last, non-decreasing (zero lengths
-  // allowed: such a sequence's final state is its initial state). The kernels clamp offsets
-  // into [0, T] rather than read past the tensors, but a caller who breaks the order gets
-  // meaningless results: overlap.ops checks them.
+  // allowed: such a sequence's final state is its initial state). Malformed offsets cannot make
+  // a kernel read or write out of bounds (gla_varlen::plan_entry keeps the ranges disjoint and
+  // inside [0, T]), but give meaningless results and leave rows unwritten: overlap.ops checks
+  // them. Inputs must be finite: the masked rows of a sequence's last chunk are multiplied by
+  // zero, so a NaN or infinity in the next sequence's v there would reach this one.
   const int* cu_seqlens = nullptr;
   int num_seqs = 0;
   bool active() const { return cu_seqlens != nullptr; }

@@ -227,5 +227,64 @@ TEST(GlaVarlenContract, RefusesWhatItCannotRun) {
   EXPECT_EQ(gla_varlen_states_shape(s, 3), (Shape{4, 1, 64, 64}));
 }
 
+// The plan's per-sequence arithmetic (gla_varlen::plan_entry, what each plan thread computes),
+// checked on the CPU: for valid offsets the caller's ranges, the walk order longest first with
+// ties by index, the chunk states back to back; for malformed offsets (decreasing, past T,
+// negative) still a permutation, disjoint ranges inside [0, T] and no more chunk states than the
+// bound the buffers are sized for.
+struct PlanCheck {
+  std::vector<gla_varlen::PlanEntry> entries;
+  std::vector<int> order;
+};
+PlanCheck plan_of(const std::vector<int>& cu, int T) {
+  const int n = static_cast<int>(cu.size()) - 1;
+  PlanCheck p;
+  p.order.assign(static_cast<std::size_t>(n), -1);
+  for (int i = 0; i < n; ++i) {
+    p.entries.push_back(gla_varlen::plan_entry(cu.data(), n, T, i));
+    const int r = p.entries.back().rank;
+    EXPECT_TRUE(r >= 0 && r < n && p.order[static_cast<std::size_t>(r)] == -1) << "rank " << r << " of " << i;
+    if (r >= 0 && r < n) p.order[static_cast<std::size_t>(r)] = i;
+  }
+  return p;
+}
+
+void expect_sound(const std::vector<int>& cu, int T) {
+  const PlanCheck p = plan_of(cu, T);
+  const int n = static_cast<int>(cu.size()) - 1;
+  int end = 0, chunks = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto& e = p.entries[static_cast<std::size_t>(i)];
+    EXPECT_GE(e.t_begin, end) << "sequence " << i << " overlaps the one before";
+    EXPECT_GE(e.length, 0);
+    EXPECT_LE(e.t_begin + e.length, T);
+    EXPECT_EQ(e.chunks, (e.length + 63) / 64);
+    EXPECT_EQ(e.chunk0, chunks);
+    end = e.t_begin + e.length;
+    chunks += e.chunks;
+  }
+  EXPECT_LE(chunks, gla_varlen::max_chunks(T, n));
+}
+
+TEST(GlaVarlenContract, PlanFollowsValidOffsets) {
+  const std::vector<int> cu = {0, 130, 130, 131, 195, 452, 515};
+  const PlanCheck p = plan_of(cu, 515);
+  for (std::size_t i = 0; i + 1 < cu.size(); ++i) {
+    EXPECT_EQ(p.entries[i].t_begin, cu[i]);
+    EXPECT_EQ(p.entries[i].length, cu[i + 1] - cu[i]);
+  }
+  // Chunks 3, 0, 1, 1, 5, 1: longest first, ties by index.
+  EXPECT_EQ(p.order, (std::vector<int>{4, 0, 2, 3, 5, 1}));
+  EXPECT_EQ(p.entries[4].chunk0, 3 + 0 + 1 + 1);
+  expect_sound(cu, 515);
+}
+
+TEST(GlaVarlenContract, PlanKeepsMalformedOffsetsInBounds) {
+  expect_sound({0, 1000, 0, 1000, 0, 1000}, 1000);  // each range restarting at 0
+  expect_sound({-50, 2000, 10, 3000}, 1000);          // past both ends
+  expect_sound({500, 400, 300, 200}, 1000);           // decreasing
+  expect_sound({0, 0, 0}, 1);                          // all empty
+}
+
 }  // namespace
 }  // namespace overlap::cuda
