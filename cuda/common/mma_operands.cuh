@@ -37,29 +37,31 @@ __device__ __forceinline__ void mma_pair(float (&d0)[4], float (&d1)[4], const s
   ptx::mma_bf16_16816(d1, a, b[2], b[3]);
 }
 
+// An ldmatrix.x4 load of B (b_rows or b_cols).
+using BLoad = void (*)(std::uint32_t (&)[4], const __nv_bfloat16*, int, int, int);
+
 // acc (16 x 8 NT, fp32) += a (16 x 16) times the 16 x 8 NT block of B whose first column is n0 and
-// first reduction index k0, B read from M as b_rows / b_cols read it: NT / 2 ldmatrix, NT mma.
-template <int NT>
-__device__ __forceinline__ void mma_b_rows(float (&acc)[NT][4], const std::uint32_t (&a)[4], const __nv_bfloat16* m,
-                                           int ld, int n0, int k0) {
+// first reduction index k0, B read from M as Load reads it: NT / 2 ldmatrix, NT mma.
+template <int NT, BLoad Load>
+__device__ __forceinline__ void mma_b(float (&acc)[NT][4], const std::uint32_t (&a)[4], const __nv_bfloat16* m, int ld,
+                                      int n0, int k0) {
   static_assert(NT % 2 == 0, "n8 tiles come in pairs, one ldmatrix.x4 each");
 #pragma unroll
   for (int p = 0; p < NT / 2; ++p) {
     std::uint32_t b[4];
-    b_rows(b, m, ld, n0 + 16 * p, k0);
+    Load(b, m, ld, n0 + 16 * p, k0);
     mma_pair(acc[2 * p], acc[2 * p + 1], a, b);
   }
 }
 template <int NT>
+__device__ __forceinline__ void mma_b_rows(float (&acc)[NT][4], const std::uint32_t (&a)[4], const __nv_bfloat16* m,
+                                           int ld, int n0, int k0) {
+  mma_b<NT, b_rows>(acc, a, m, ld, n0, k0);
+}
+template <int NT>
 __device__ __forceinline__ void mma_b_cols(float (&acc)[NT][4], const std::uint32_t (&a)[4], const __nv_bfloat16* m,
                                            int ld, int n0, int k0) {
-  static_assert(NT % 2 == 0, "n8 tiles come in pairs, one ldmatrix.x4 each");
-#pragma unroll
-  for (int p = 0; p < NT / 2; ++p) {
-    std::uint32_t b[4];
-    b_cols(b, m, ld, n0 + 16 * p, k0);
-    mma_pair(acc[2 * p], acc[2 * p + 1], a, b);
-  }
+  mma_b<NT, b_cols>(acc, a, m, ld, n0, k0);
 }
 
 }  // namespace overlap::cuda::mma
