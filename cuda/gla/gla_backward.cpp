@@ -6,6 +6,7 @@
 
 #include <climits>
 
+#include "common/alignment.hpp"
 #include "core/error.hpp"
 #include "gla/gla_backward_launch.hpp"
 #include "gla/gla_backward_tiling.hpp"
@@ -84,24 +85,17 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
   OVERLAP_REQUIRE(!saved || a.states,
                   "gla_backward {}: states (the forward's saved S_n, GlaDeviceArgs::states) must be a device pointer",
                   name);
+  const std::string who = "gla_backward " + name;
   for (const auto& [what, ptr] : {std::pair<const char*, const void*>{"q", a.q}, {"k", a.k}, {"v", a.v}, {"g", a.g},
                                   {"do", a.do_}, {"states", saved ? a.states : nullptr},
                                   {"workspace", a.workspace}})
-    OVERLAP_REQUIRE(reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0,
-                    "gla_backward {}: {} must be 16-byte aligned (its address ends in {:#x})", name, what,
-                    reinterpret_cast<std::uintptr_t>(ptr) % 16);
+    require_aligned(who, what, ptr, 16);
   OVERLAP_REQUIRE(!s.want_hT || a.dhT, "gla_backward {}: the shape says hT=1 but dhT is null", name);
   const bool varlen = a.varlen.active();
   if (varlen) {
-    OVERLAP_REQUIRE(s.B == 1, "gla_backward {}: with cu_seqlens the sequences are packed along T: B must be 1, not {}",
-                    name, s.B);
-    OVERLAP_REQUIRE(a.varlen.num_seqs >= 1, "gla_backward {}: num_seqs must be at least 1 with cu_seqlens, not {}",
-                    name, a.varlen.num_seqs);
+    require_varlen_batch(who, s, a.varlen);
     OVERLAP_REQUIRE(a.varlen.num_seqs <= 65535, "gla_backward {}: num_seqs = {} over the grid limit 65535", name,
                     a.varlen.num_seqs);
-    OVERLAP_REQUIRE(reinterpret_cast<std::uintptr_t>(a.varlen.cu_seqlens) % 4 == 0,
-                    "gla_backward {}: cu_seqlens must be 4-byte aligned (its address ends in {:#x})", name,
-                    reinterpret_cast<std::uintptr_t>(a.varlen.cu_seqlens) % 4);
     OVERLAP_REQUIRE(gla_varlen_max_chunks(s, a.varlen.num_seqs) * s.H <= INT_MAX,
                     "gla_backward {}: T = {} with {} sequences: too many chunks", name, s.T, a.varlen.num_seqs);
   }

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "common/alignment.hpp"
 #include "core/error.hpp"
 #include "gla/gla_launch.hpp"
 
@@ -43,20 +44,15 @@ void forward_varlen(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s
   const GlaVariant pingpong{Schedule::Pingpong, StateCarry::Fused};
   OVERLAP_REQUIRE(v == pingpong, "gla_forward {}: variable-length batches (cu_seqlens) run on pingpong_fused only",
                   gla_variant_name(v));
-  OVERLAP_REQUIRE(s.B == 1, "gla_forward {}: with cu_seqlens the sequences are packed along T: B must be 1, not {}",
-                  gla_variant_name(v), s.B);
+  const std::string who = "gla_forward " + gla_variant_name(v);
+  require_varlen_batch(who, s, a.varlen);
+  require_aligned(who, "workspace", a.workspace, 4);  // the plan's int arrays
   const int n = a.varlen.num_seqs;
-  OVERLAP_REQUIRE(n >= 1, "gla_forward {}: num_seqs must be at least 1 with cu_seqlens, not {}", gla_variant_name(v), n);
   OVERLAP_REQUIRE(options.pingpong_segments <= 1,
                   "gla_forward {}: pingpong_segments = {}: a variable-length batch walks each sequence in one CTA",
                   gla_variant_name(v), options.pingpong_segments);
   OVERLAP_REQUIRE(static_cast<std::int64_t>(n) * s.H * (s.V / 64) <= INT_MAX,
                   "gla_forward {}: num_seqs * H * V/64 too large ({} sequences)", gla_variant_name(v), n);
-  for (const auto& [what, ptr] :
-       {std::pair<const char*, const void*>{"cu_seqlens", a.varlen.cu_seqlens}, {"workspace", a.workspace}})
-    OVERLAP_REQUIRE(reinterpret_cast<std::uintptr_t>(ptr) % 4 == 0,
-                    "gla_forward {}: {} must be 4-byte aligned (its address ends in {:#x})", gla_variant_name(v), what,
-                    reinterpret_cast<std::uintptr_t>(ptr) % 4);
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
   void* scratch = a.workspace;
   const bool own = !scratch;
@@ -173,9 +169,7 @@ void gla_forward(GlaVariant v, const GlaDeviceArgs& a, const gla::GlaShape& s, C
   p.units_per_cta = options.pingpong_units_per_cta;
   p.block_v = options.pingpong_block_v;
   p.segments = options.pingpong_segments;
-  OVERLAP_REQUIRE(reinterpret_cast<std::uintptr_t>(a.states) % 16 == 0,
-                  "gla_forward {}: states must be 16-byte aligned (its address ends in {:#x})", gla_variant_name(v),
-                  reinterpret_cast<std::uintptr_t>(a.states) % 16);
+  require_aligned("gla_forward " + gla_variant_name(v), "states", a.states, 16);
   auto* cs = reinterpret_cast<cudaStream_t>(stream);
   if (a.varlen.active()) {
     forward_varlen(v, a, s, p, options, stream);

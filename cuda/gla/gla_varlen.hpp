@@ -12,7 +12,10 @@
 // not start last and leave the GPU idle at the end.
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
+#include "common/alignment.hpp"
+#include "core/error.hpp"
 #include "core/tensor.hpp"
 #include "gla/gla_varlen.cuh"
 #include "gla/shape.hpp"
@@ -30,6 +33,15 @@ struct GlaVarlen {
   int num_seqs = 0;
   bool active() const { return cu_seqlens != nullptr; }
 };
+
+// What the forward and the backward both refuse (`who` names the entry point and variant): a
+// batch of more than one row, no sequences, offsets the kernels cannot read as int32.
+inline void require_varlen_batch(std::string_view who, const gla::GlaShape& s, const GlaVarlen& varlen) {
+  OVERLAP_REQUIRE(s.B == 1, "{}: with cu_seqlens the sequences are packed along T: B must be 1, not {}", who, s.B);
+  OVERLAP_REQUIRE(varlen.num_seqs >= 1, "{}: num_seqs must be at least 1 with cu_seqlens, not {}", who,
+                  varlen.num_seqs);
+  require_aligned(who, "cu_seqlens", varlen.cu_seqlens, 4);
+}
 
 // At most sum_i ceil(len_i / 64) <= (T + 63 N) / 64 chunk states: what the saved states and the
 // backward's state gradients are sized for without reading the offsets back to the host.
