@@ -121,6 +121,12 @@ def _forward(q, k, v, g, scale, initial_state, output_final_state, state_v_first
     else:
         save = save_states and _plan.gla_backward_on_kernels(plan)
         o, hT, states = _kernel(plan, dims, q, k, v, g, scale, h0, output_final_state, save)
+    return _op_outputs(q, o, hT, states, output_final_state, state_v_first)
+
+
+def _op_outputs(q, o, hT, states, output_final_state, state_v_first):
+    """The forward ops' (o, final state, saved states): an empty final state where none was asked
+    for, else in the caller's layout; an empty states tensor where none were saved."""
     if not output_final_state:
         hT = q.new_empty(0, dtype=torch.float32)
     elif state_v_first:
@@ -183,11 +189,16 @@ def _backward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Ten
 
 
 def _as_inputs(q, k, v, g, dq, dk, dv, dg, dh0, state_v_first):
-    """Gradients in the inputs' dtypes, dh0 in the caller's state layout (empty without h0)."""
+    """Gradients in the inputs' dtypes and head sizes (the kernels' zero-padded heads cut back),
+    dh0 in the caller's state layout (empty without h0)."""
+    K, V = q.shape[-1], v.shape[-1]
+    dq, dk, dg, dv = dq[..., :K], dk[..., :K], dg[..., :K], dv[..., :V]
     if dh0 is None:
         dh0 = q.new_empty(0, dtype=torch.float32)
     elif state_v_first:
-        dh0 = dh0.transpose(-1, -2).contiguous()
+        dh0 = dh0[..., :K, :V].transpose(-1, -2).contiguous()
+    else:
+        dh0 = dh0[..., :K, :V]
     return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), dg.to(g.dtype), dh0.to(torch.float32)
 
 
@@ -273,18 +284,21 @@ def _kernel(plan, dims, q, k, v, g, scale, h0, want_hT, save_states):
         a = _cuda.address
         m.gla_forward(plan.variant, a(qb), a(kb), a(vb), a(gf), a(h0), a(o), a(hT), a(states), a(ws), B, T, H, Kp,
                       Vp, scale, _cuda.stream_of(device))
-    if Vp != V:
-        o = o[..., :V]
-    o = o.to(v.dtype).contiguous()
-    if hT is not None and (Kp, Vp) != (K, V):
-        hT = hT[:, :, :K, :V].contiguous()
-    return o, hT, states
+    return (*_unpadded(o, hT, v, K, V), states)
+
+
+def _unpadded(o, hT, v, K, V):
+    """The kernels' outputs cut back from the padded heads: o in v's dtype, hT [.., K, V] (or None)."""
+    o = o[..., :V].to(v.dtype).contiguous()
+    if hT is not None and hT.shape[-2:] != (K, V):
+        hT = hT[..., :K, :V].contiguous()
+    return o, hT
 
 
 def _kernel_backward(plan, dims, q, k, v, g, scale, h0, do, dhT, states):
     """The backward kernels on the forward's zero-padded copies (padded channels carry zeros and
     a zero log-gate, so they change no real gradient); saved_states where the forward saved them."""
-    B, T, H, K, V = dims
+    B, T, H = dims[:3]
     Kp, Vp = plan.K, plan.V
     device = q.device
     m = _cuda.kernels().m
@@ -298,11 +312,7 @@ def _kernel_backward(plan, dims, q, k, v, g, scale, h0, do, dhT, states):
         m.gla_backward(variant, a(qb), a(kb), a(vb), a(gf), a(h0), a(dob), a(dhT), a(dq), a(dk), a(dv), a(dg),
                        a(dh0), a(states) if states.numel() else 0, a(ws), B, T, H, Kp, Vp, scale,
                        _cuda.stream_of(device))
-    dq, dk, dg = (x[..., :K] for x in (dq, dk, dg))
-    dv = dv[..., :V]
-    if dh0 is not None:
-        dh0 = dh0[:, :, :K, :V]
-    return dq, dk, dv, dg, dh0
+    return dq, dk, dv, dg, dh0  # padded heads: _as_inputs cuts them back
 
 
 def _general_backward(q, k, v, g, scale, h0, do, dhT):

@@ -46,7 +46,7 @@ def _plan_of(q, v):
 
 
 def _forward(q, k, v, g, cu, scale, initial_state, output_final_state, state_v_first, save_states):
-    from ._gla import _kernel_inputs, _kv_first, _pad_state
+    from ._gla import _kernel_inputs, _kv_first, _op_outputs, _pad_state, _unpadded
     _, T, H, K = q.shape
     V, N = v.shape[-1], cu.numel() - 1
     plan = _plan_of(q, v)
@@ -68,13 +68,8 @@ def _forward(q, k, v, g, cu, scale, initial_state, output_final_state, state_v_f
         a = _cuda.address
         m.gla_forward_varlen(VARIANT, a(qb), a(kb), a(vb), a(gf), a(h0), a(o), a(hT), a(states), a(ws), a(cu), N, T,
                              H, Kp, Vp, scale, _cuda.stream_of(device))
-    o = o[..., :V].to(v.dtype).contiguous()
-    if hT is None:
-        hT = q.new_empty(0, dtype=torch.float32)
-    else:
-        hT = hT[:, :, :K, :V]
-        hT = (hT.transpose(-1, -2) if state_v_first else hT).contiguous()
-    return o, hT, (states if states is not None else q.new_empty(0, dtype=torch.bfloat16))
+    o, hT = _unpadded(o, hT, v, K, V)
+    return _op_outputs(q, o, hT, states, output_final_state, state_v_first)
 
 
 @torch.library.custom_op("overlap::chunk_gla_varlen", mutates_args=())
@@ -141,10 +136,7 @@ def _backward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Ten
         m.gla_backward_varlen(variant, a(qb), a(kb), a(vb), a(gf), a(h0), a(dob), a(dhT), a(dq), a(dk), a(dv), a(dg),
                               a(dh0), a(states) if states.numel() else 0, a(ws), a(cu_seqlens), N, T, H, Kp, Vp,
                               scale, _cuda.stream_of(device))
-    dq, dk, dg = (x[..., :K] for x in (dq, dk, dg))
-    if dh0 is not None:
-        dh0 = dh0[:, :, :K, :V]
-    return _as_inputs(q, k, v, g, dq, dk, dv[..., :V], dg, dh0, state_v_first)
+    return _as_inputs(q, k, v, g, dq, dk, dv, dg, dh0, state_v_first)
 
 
 @_backward_op.register_fake
