@@ -26,8 +26,10 @@ cudaError_t make_bthd_map(CUtensorMap* map, CUtensorMapDataType type, int elem, 
 }
 
 // bf16 states [B,H,NT,K,V] as {V, K, NT, B*H}, box {64, K, 1, 1}, 128-byte swizzle (the
-// layout of a state tile the wgmma kernels keep in shared memory).
-cudaError_t make_states_map(CUtensorMap* map, void* states, int B, int H, int chunks, int K, int V) {
+// layout of a state tile the wgmma kernels keep in shared memory). A variable-length batch's
+// (gla_varlen.hpp) as B = H = 1 and NT its rows of K x V: sequence i's S_n is row
+// chunk_begin[i] H + h chunks_i + n.
+cudaError_t make_states_map(CUtensorMap* map, void* states, int B, int H, long long chunks, int K, int V) {
   const cuuint64_t dims[4] = {cuuint64_t(V), cuuint64_t(K), cuuint64_t(chunks), cuuint64_t(B) * H};
   const cuuint64_t strides[3] = {cuuint64_t(V) * 2, cuuint64_t(K) * V * 2, cuuint64_t(chunks) * K * V * 2};
   const cuuint32_t box[4] = {64, cuuint32_t(K), 1, 1};
@@ -85,15 +87,6 @@ cudaError_t fill_params(pp::Params& kp, const Problem& p, int chunks_per_cta) {
 // (gla_pingpong_fused.cuh).
 namespace pf = gla_pingpong_fused;
 
-// bf16 states of a variable-length batch (gla_varlen.hpp): rows of K x V as {V, K, rows, 1},
-// box {64, K, 1, 1}; sequence i's S_n is row chunk_begin[i] H + h chunks_i + n.
-cudaError_t make_varlen_states_map(CUtensorMap* map, void* states, long long rows, int K, int V) {
-  const cuuint64_t dims[4] = {cuuint64_t(V), cuuint64_t(K), cuuint64_t(rows), 1};
-  const cuuint64_t strides[3] = {cuuint64_t(V) * 2, cuuint64_t(K) * V * 2, cuuint64_t(rows) * K * V * 2};
-  const cuuint32_t box[4] = {64, cuuint32_t(K), 1, 1};
-  return make_tensor_map_4d(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, states, dims, strides, box);
-}
-
 // segments: CTAs per (b, h, v-block) along T (0: gla::PingpongFusedSegments::count_for); a
 // variable-length batch walks each sequence in one CTA (per head and v-block).
 template <int K, int BV>
@@ -119,7 +112,7 @@ cudaError_t launch_fused(const Problem& p, int sms, cudaStream_t stream) {
   kp.num_chunks = (p.T + pf::kChunk - 1) / pf::kChunk;
   const long long varlen_rows = (long long)p.H * gla_varlen::max_chunks(p.T, p.varlen.num_seqs);
   if (e == cudaSuccess && p.states)
-    e = varlen ? make_varlen_states_map(&kp.states_map, p.states, varlen_rows, K, p.V)
+    e = varlen ? make_states_map(&kp.states_map, p.states, 1, 1, varlen_rows, K, p.V)
                : make_states_map(&kp.states_map, p.states, p.B, p.H, kp.num_chunks, K, p.V);
   if (e != cudaSuccess) return e;
   kp.h0 = p.h0;
