@@ -80,11 +80,10 @@ struct Params {
   // 128-byte swizzle: S_n entering every chunk, for gla_backward's saved_states variant. A
   // variable-length batch's as {V, K, chunk states * H, 1} (gla_varlen.hpp's layout).
   CUtensorMap states_map;
-  // Variable-length batches only (gla_pingpong_fused_varlen_kernel; B = 1): the plan, the
-  // packed length, and o for the rows of a sequence's last chunk (a TMA store of the whole
-  // chunk would write the next sequence's rows).
+  // Variable-length batches only (gla_pingpong_fused_varlen_kernel; B = 1): the plan, and o for
+  // the rows of a sequence's last chunk (a TMA store of the whole chunk would write the next
+  // sequence's rows).
   gla_varlen::Plan varlen;
-  int T;
   bf16* o;
 };
 

@@ -122,7 +122,6 @@ cudaError_t launch_fused(const Problem& p, int sms, cudaStream_t stream) {
   kp.v_blocks = p.V / BV;
   kp.scale = p.scale;
   kp.varlen = p.varlen;
-  kp.T = p.T;
   kp.o = static_cast<pf::bf16*>(p.o);
   using Segments = gla::PingpongFusedSegments;
   const long long walks = (long long)(varlen ? p.varlen.num_seqs : p.B) * p.H * kp.v_blocks;
