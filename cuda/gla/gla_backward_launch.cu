@@ -49,9 +49,9 @@ unsigned sequences(const Problem& p) { return static_cast<unsigned>(p.varlen.cu_
 
 template <int K, kern::Walk W>
 cudaError_t walk(const Problem& p, cudaStream_t s) {
-  return launch(kern::gla_state_walk_kernel<K, W>,
-                dim3((K / kern::kWalkBlock) * (p.V / kern::kWalkBlock), p.H, sequences(p)), kern::kWalkThreads,
-                kern::WalkLayout::kBytes, params_of(p), s);
+  const auto kernel = p.V == 64 ? kern::gla_state_walk_kernel<K, 64, W> : kern::gla_state_walk_kernel<K, 128, W>;
+  const int smem = p.V == 64 ? kern::WalkLayout<64>::kBytes : kern::WalkLayout<128>::kBytes;
+  return launch(kernel, dim3(K / kern::kWalkRows, p.H, sequences(p)), kern::kWalkThreads, smem, params_of(p), s);
 }
 
 template <int K, int V>

@@ -7,25 +7,32 @@ namespace overlap::cuda::gla_backward_kernel {
 constexpr int kChunk = 64;
 constexpr int kSub = 16;  // rows per anchoring sub-chunk = one mma row tile
 
-// Passes 1 and 2, the state walks (gla_state_walk_kernel.cuh).
-constexpr int kWalkBlock = 64;  // state rows and columns per CTA
-constexpr int kWalkWarps = 4;   // warp w owns rows 16w..16w+15 of the block
+// Passes 1 and 2, the state walks (gla_state_walk_kernel.cuh). A CTA owns 64 rows of the state
+// and all V of its columns, so that each chunk's q or k and g columns are read by one CTA, not
+// by one per 64 columns of V (at V = 128 that halved the bytes the walk pulls through L2, which
+// Nsight Compute had at 80% of its throughput).
+constexpr int kWalkRows = 64;  // state rows per CTA
+constexpr int kWalkWarps = 4;  // warp w owns rows 16w..16w+15 of the block
 constexpr int kWalkThreads = 32 * kWalkWarps;
-constexpr int kWalkStages = 3;
+// Chunks in flight: three where two CTAs an SM still fit (V = 64), else two.
+template <int V>
+constexpr int kWalkStages = V == 64 ? 3 : 2;
 
-// Per stage: the chunk's q or k (this CTA's columns; decayed in place), do or v, and g (then its
-// cumulative sum; read along rows only, so unpadded). Three stages and two CTAs fit an SM.
+// Per stage: the chunk's q or k (this CTA's columns; decayed in place), do or v (all V), and g
+// (then its cumulative sum; read along rows only, so unpadded). Two CTAs fit an SM.
+template <int V>
 struct WalkLayout {
-  static constexpr int kXLd = kWalkBlock + 8;
-  static constexpr int kYLd = kWalkBlock + 8;
-  static constexpr int kBLd = kWalkBlock;
+  static constexpr int kXLd = kWalkRows + 8;
+  static constexpr int kYLd = V + 8;
+  static constexpr int kBLd = kWalkRows;
   static constexpr int kX = 0;
   static constexpr int kY = kX + kChunk * kXLd * 2;
   static constexpr int kB = kY + kChunk * kYLd * 2;
   static constexpr int kStageBytes = kB + kChunk * kBLd * 4;
-  static constexpr int kTotals = kStageBytes * kWalkStages;  // the halves' gate totals per column
-  static constexpr int kLast = kTotals + kWalkThreads * 4;    // b_last per channel
-  static constexpr int kBytes = kLast + kWalkBlock * 4;
+  static constexpr int kTotals = kStageBytes * kWalkStages<V>;  // the halves' gate totals per column
+  static constexpr int kLast = kTotals + kWalkThreads * 4;      // b_last per channel
+  static constexpr int kBytes = kLast + kWalkRows * 4;
+  static_assert(2 * (kBytes + 1024) <= 228 * 1024, "two walk CTAs an SM");
 };
 
 // Pass 3, the chunk kernel (gla_chunk_grad_kernel.cuh).

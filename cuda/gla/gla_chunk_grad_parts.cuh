@@ -154,13 +154,21 @@ __device__ void state_dots(unsigned char* smem) {
   constexpr int kParts = kChunkGradThreads / K, kCols = V / kParts;
   const bf16* Sn = reinterpret_cast<const bf16*>(smem + L::kSn);
   const bf16* dS = reinterpret_cast<const bf16*>(smem + L::kDS);
+  static_assert(kCols % 8 == 0 && L::kVLd % 8 == 0, "16-byte pieces of a row");
   const int r = threadIdx.x % K, part = threadIdx.x / K;
+  // 16-byte reads: the 8 threads of a shared-memory wavefront take 8 consecutive rows, whose
+  // padded stride (V + 8 bf16) puts their pieces in 8 disjoint groups of 4 banks.
   float dot = 0.f;
 #pragma unroll 4
-  for (int c = part * kCols; c < (part + 1) * kCols; c += 2) {
-    const float2 a = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(Sn + r * L::kVLd + c));
-    const float2 d = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(dS + r * L::kVLd + c));
-    dot += a.x * d.x + a.y * d.y;
+  for (int c = part * kCols; c < (part + 1) * kCols; c += 8) {
+    const uint4 a = *reinterpret_cast<const uint4*>(Sn + r * L::kVLd + c);
+    const uint4 d = *reinterpret_cast<const uint4*>(dS + r * L::kVLd + c);
+    const std::uint32_t as[4] = {a.x, a.y, a.z, a.w}, ds[4] = {d.x, d.y, d.z, d.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 x = ptx::unpack_bf16(as[i]), y = ptx::unpack_bf16(ds[i]);
+      dot += x.x * y.x + x.y * y.y;
+    }
   }
   reinterpret_cast<float*>(smem + L::kStateDots)[part * K + r] = dot;
 }

@@ -19,51 +19,61 @@ namespace overlap::cuda::gla_backward_kernel::single_anchor {
 // Below this (log2 units) some channel of the chunk decays by more than 2^-96: the anchored path.
 constexpr float kMinLastGate = -96.f;
 
-// All threads: q <- q 2^b, k <- k 2^-b (bf16, in place), kF = k 2^{b_last - b} (bf16), then
-// b <- 2^b (fp32, in place).
+// All threads: q <- q 2^b, k <- k 2^-b (bf16, in place), kF = k 2^{b_last - b} (bf16), and
+// b <- 2^b (fp32, in place), in one pass of two MUFU an element: kF's factor is 2^-b times
+// 2^{b_last} (a per-channel constant; the product stays in fp32 range, 2^-96 <= 2^{b_last}).
 template <int K, int V>
 __device__ void decay_operands(unsigned char* smem) {
   using L = ChunkGradLayout<K, V>;
+  static_assert(kChunkGradThreads % (K / 2) == 0, "a thread keeps one column pair in every row it visits");
   bf16* q = reinterpret_cast<bf16*>(smem + L::kQ);
   bf16* k = reinterpret_cast<bf16*>(smem + L::kK);
   bf16* kf = reinterpret_cast<bf16*>(smem + L::kKF);
   float* b = reinterpret_cast<float*>(smem + L::kB);
-  const float* b_last = b + (kChunk - 1) * L::kBLd;
+  const int c = (threadIdx.x % (K / 2)) * 2;
+  const float2 bl = *reinterpret_cast<const float2*>(b + (kChunk - 1) * L::kBLd + c);
+  const float2 e_last = make_float2(ptx::exp2_approx(bl.x), ptx::exp2_approx(bl.y));
   // <q_t, k_t> from the undecayed rows (A's diagonal: no decay, and exact here, where the decayed
   // copies' roundings would not cancel), one row per warp at a time.
   float* self_dots = reinterpret_cast<float*>(smem + L::kSelfDots);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   for (int t = warp; t < kChunk; t += kChunkGradWarps) {
     float dot = 0.f;
-    for (int c = lane * 2; c < K; c += 64) {
-      const float2 qv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(q + t * L::kQkLd + c));
-      const float2 kv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(k + t * L::kQkLd + c));
+    for (int cc = lane * 2; cc < K; cc += 64) {
+      const float2 qv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(q + t * L::kQkLd + cc));
+      const float2 kv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(k + t * L::kQkLd + cc));
       dot += qv.x * kv.x + qv.y * kv.y;
     }
     for (int m = 16; m > 0; m >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, m);
     if (lane == 0) self_dots[t] = dot;
   }
-  __syncthreads();  // q and k are read before they are decayed in place
-#pragma unroll 8
-  for (int idx = threadIdx.x; idx < kChunk * K / 2; idx += kChunkGradThreads) {
-    const int t = idx / (K / 2), c = (idx % (K / 2)) * 2;
-    const float2 bt = *reinterpret_cast<const float2*>(b + t * L::kBLd + c);
-    const float2 bl = *reinterpret_cast<const float2*>(b_last + c);
-    std::uint32_t* qp = reinterpret_cast<std::uint32_t*>(q + t * L::kQkLd + c);
-    std::uint32_t* kp = reinterpret_cast<std::uint32_t*>(k + t * L::kQkLd + c);
-    const float2 qv = ptx::unpack_bf16(*qp), kv = ptx::unpack_bf16(*kp);
-    *qp = ptx::pack_bf16(qv.x * ptx::exp2_approx(bt.x), qv.y * ptx::exp2_approx(bt.y));
-    *kp = ptx::pack_bf16(kv.x * ptx::exp2_approx(-bt.x), kv.y * ptx::exp2_approx(-bt.y));
-    *reinterpret_cast<std::uint32_t*>(kf + t * L::kQkLd + c) =
-        ptx::pack_bf16(kv.x * ptx::exp2_approx(bl.x - bt.x), kv.y * ptx::exp2_approx(bl.y - bt.y));
-  }
-  __syncthreads();  // every b_last read
-#pragma unroll 8
-  for (int idx = threadIdx.x; idx < kChunk * K / 2; idx += kChunkGradThreads) {
-    const int t = idx / (K / 2), c = (idx % (K / 2)) * 2;
-    float2* bt = reinterpret_cast<float2*>(b + t * L::kBLd + c);
-    const float2 x = *bt;
-    *bt = make_float2(ptx::exp2_approx(x.x), ptx::exp2_approx(x.y));
+  __syncthreads();  // q and k are read, and b_last by every thread, before they change in place
+  // Rows t0, t0 + kRowStep, ...: read kBatch of them before writing any back, so that the
+  // reads are not held behind the in-place writes the compiler cannot tell apart from them.
+  constexpr int kRowStep = kChunkGradThreads / (K / 2), kBatch = 4;
+  static_assert(kChunk % (kRowStep * kBatch) == 0, "whole batches of rows");
+  const int t0 = threadIdx.x / (K / 2);
+#pragma unroll 1
+  for (int t1 = t0; t1 < kChunk; t1 += kRowStep * kBatch) {
+    float2 x[kBatch], qv[kBatch], kv[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int t = t1 + i * kRowStep;
+      x[i] = *reinterpret_cast<const float2*>(b + t * L::kBLd + c);
+      qv[i] = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(q + t * L::kQkLd + c));
+      kv[i] = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(k + t * L::kQkLd + c));
+    }
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int t = t1 + i * kRowStep;
+      const float2 e = make_float2(ptx::exp2_approx(x[i].x), ptx::exp2_approx(x[i].y));
+      const float2 r = make_float2(ptx::exp2_approx(-x[i].x), ptx::exp2_approx(-x[i].y));
+      *reinterpret_cast<std::uint32_t*>(q + t * L::kQkLd + c) = ptx::pack_bf16(qv[i].x * e.x, qv[i].y * e.y);
+      *reinterpret_cast<std::uint32_t*>(k + t * L::kQkLd + c) = ptx::pack_bf16(kv[i].x * r.x, kv[i].y * r.y);
+      *reinterpret_cast<std::uint32_t*>(kf + t * L::kQkLd + c) =
+          ptx::pack_bf16(kv[i].x * (r.x * e_last.x), kv[i].y * (r.y * e_last.y));
+      *reinterpret_cast<float2*>(b + t * L::kBLd + c) = e;
+    }
   }
 }
 

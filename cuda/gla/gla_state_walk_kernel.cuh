@@ -6,26 +6,26 @@
 //   Walk::StateGrads  backwards from dhT: dS_n (at chunk n's end), then
 //                     dS <- diag(2^{b_last}) dS + (s q_t 2^{b_t})^T do;  after chunk 0, dh0 = dS
 // (b the in-chunk cumulative log2-gate). Rows of the state do not interact (row c needs only
-// column c of the decayed operand and of the gates), so a CTA owns 64 rows x 64 columns: at
-// (8,4096,16,128,128) that is 512 walks, two CTAs an SM. Chunks n+1 and n+2 are loaded
-// (cp.async) while chunk n is worked on.
+// column c of the decayed operand and of the gates), so a CTA owns 64 rows and all V columns:
+// at (8,4096,16,128,128) that is 256 walks, two CTAs an SM, one wave on an H100. The next
+// kWalkStages - 1 chunks are loaded (cp.async) while one is worked on.
 #include "gla/gla_backward_common.cuh"
 
 namespace overlap::cuda::gla_backward_kernel {
 
 enum class Walk { States, StateGrads };
 
-template <Walk W>
+template <Walk W, int V>
 __device__ void load_walk_chunk(const Params& p, long long x0, long long y0, unsigned char* stage, int K, int n, int T) {
-  using L = WalkLayout;
+  using L = WalkLayout<V>;
   const int t0 = n * kChunk, valid = min(kChunk, T - t0);
-  const long long x_stride = (long long)p.H * K, y_stride = (long long)p.H * p.V;
+  const long long x_stride = (long long)p.H * K, y_stride = (long long)p.H * V;
   const bf16* x = (W == Walk::States ? p.k : p.q) + x0 + t0 * x_stride;
   const bf16* y = (W == Walk::States ? p.v : p.do_) + y0 + t0 * y_stride;
   constexpr int kT = kWalkThreads;
-  load_rows<kT, kChunk, kWalkBlock>(reinterpret_cast<bf16*>(stage + L::kX), L::kXLd, x, x_stride, valid);
-  load_rows<kT, kChunk, kWalkBlock>(reinterpret_cast<bf16*>(stage + L::kY), L::kYLd, y, y_stride, valid);
-  load_rows<kT, kChunk, kWalkBlock>(reinterpret_cast<float*>(stage + L::kB), L::kBLd, p.g + x0 + t0 * x_stride,
+  load_rows<kT, kChunk, kWalkRows>(reinterpret_cast<bf16*>(stage + L::kX), L::kXLd, x, x_stride, valid);
+  load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(stage + L::kY), L::kYLd, y, y_stride, valid);
+  load_rows<kT, kChunk, kWalkRows>(reinterpret_cast<float*>(stage + L::kB), L::kBLd, p.g + x0 + t0 * x_stride,
                                     x_stride, valid);
 }
 
@@ -34,12 +34,12 @@ __device__ void load_walk_chunk(const Params& p, long long x0, long long y0, uns
 // k decayed to the chunk's end) or s x_t 2^{b_t} (StateGrads: q decayed to its entry); b_last
 // per channel to `last`. Thread (c, part) scans rows part*32.. of column c and keeps them in
 // registers (no cumulative sums go back to shared memory); the parts' totals meet in `totals`.
-template <Walk W>
+template <Walk W, int V>
 __device__ __forceinline__ void decay_operand(bf16* x, const float* g, float* last, float* totals, float scale) {
-  using L = WalkLayout;
-  constexpr int kParts = kWalkThreads / kWalkBlock, kRows = kChunk / kParts;
+  using L = WalkLayout<V>;
+  constexpr int kParts = kWalkThreads / kWalkRows, kRows = kChunk / kParts;
   static_assert(kParts == 2, "a column's two halves meet in one exchange");
-  const int c = threadIdx.x % kWalkBlock, part = threadIdx.x / kWalkBlock;
+  const int c = threadIdx.x % kWalkRows, part = threadIdx.x / kWalkRows;
   const float* gc = g + part * kRows * L::kBLd + c;
   float b[kRows];
   float run = 0.f;
@@ -48,10 +48,10 @@ __device__ __forceinline__ void decay_operand(bf16* x, const float* g, float* la
     run += gc[r * L::kBLd] * gla_gates::kLog2e;
     b[r] = run;
   }
-  totals[part * kWalkBlock + c] = run;
+  totals[part * kWalkRows + c] = run;
   __syncthreads();
   const float first_total = totals[c];
-  const float b_last = first_total + totals[kWalkBlock + c];
+  const float b_last = first_total + totals[kWalkRows + c];
   if (part == 1) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) b[r] += first_total;
@@ -66,23 +66,23 @@ __device__ __forceinline__ void decay_operand(bf16* x, const float* g, float* la
   }
 }
 
-// grid (K/64 * V/64, H, B), or (.., H, sequences) of a variable-length batch, longest first.
-template <int K, Walk W>
+// grid (K/64, H, B), or (.., H, sequences) of a variable-length batch, longest first.
+template <int K, int V, Walk W>
 __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Params p) {
-  using L = WalkLayout;
+  using L = WalkLayout<V>;
+  constexpr int kStages = kWalkStages<V>;
   extern __shared__ __align__(128) unsigned char smem[];
-  constexpr int kNTiles = kWalkBlock / 8;
-  const int v_blocks = p.V / kWalkBlock;
-  const int k0 = (blockIdx.x / v_blocks) * kWalkBlock, v0 = (blockIdx.x % v_blocks) * kWalkBlock;
+  constexpr int kNTiles = V / 8;
+  const int k0 = blockIdx.x * kWalkRows;
   const int h = blockIdx.y, b = p.varlen.cu_seqlens ? p.varlen.order[blockIdx.z] : blockIdx.z;
   const Slice sl = slice_of<K>(p, b, h);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   const int NT = sl.num_chunks;
-  const long long x0 = sl.qk_row0 + k0, y0 = sl.v_row0 + v0;
+  const long long x0 = sl.qk_row0 + k0, y0 = sl.v_row0;
   // This thread's accumulator elements: rows r(e) = 16 warp + gq + 8 (e >> 1) of the block,
   // columns 8 nt + 2 tq + (e & 1); as offsets into a [K, V] state.
   const auto at = [&](int nt, int e) {
-    return (long long)(k0 + warp * 16 + gq + (e >> 1) * 8) * p.V + v0 + nt * 8 + 2 * tq + (e & 1);
+    return (long long)(k0 + warp * 16 + gq + (e >> 1) * 8) * V + nt * 8 + 2 * tq + (e & 1);
   };
 
   float s[kNTiles][4];
@@ -94,8 +94,8 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
 
   const auto chunk_of = [&](int it) { return W == Walk::States ? it : NT - 1 - it; };
 #pragma unroll
-  for (int st = 0; st < kWalkStages; ++st) {
-    if (st < NT) load_walk_chunk<W>(p, x0, y0, smem + st * L::kStageBytes, K, chunk_of(st), sl.T);
+  for (int st = 0; st < kStages; ++st) {
+    if (st < NT) load_walk_chunk<W, V>(p, x0, y0, smem + st * L::kStageBytes, K, chunk_of(st), sl.T);
     ptx::cp_async_commit();
   }
   bf16* out = W == Walk::States ? p.states : p.dstates;
@@ -103,22 +103,22 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
   float* last = reinterpret_cast<float*>(smem + L::kLast);
   for (int it = 0; it < NT; ++it) {
     const int n = chunk_of(it);
-    unsigned char* stage = smem + (it % kWalkStages) * L::kStageBytes;
+    unsigned char* stage = smem + (it % kStages) * L::kStageBytes;
     bf16* x = reinterpret_cast<bf16*>(stage + L::kX);
     const bf16* y = reinterpret_cast<const bf16*>(stage + L::kY);
     const float* bl = reinterpret_cast<const float*>(stage + L::kB);
-    ptx::cp_async_wait<kWalkStages - 1>();
+    ptx::cp_async_wait<kStages - 1>();
     __syncthreads();
 
     // The state as it stands at this chunk, in bf16 (the operand pass 3 reads).
-    bf16* state_out = out + sl.states0 + (long long)n * K * p.V;
+    bf16* state_out = out + sl.states0 + (long long)n * K * V;
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; e += 2)
         *reinterpret_cast<std::uint32_t*>(state_out + at(nt, e)) = ptx::pack_bf16(s[nt][e], s[nt][e + 1]);
 
-    decay_operand<W>(x, bl, last, totals, p.scale);
+    decay_operand<W, V>(x, bl, last, totals, p.scale);
     __syncthreads();
 
     const float d0 = ptx::exp2_approx(last[warp * 16 + gq]);
@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
       mma_b_rows(s, a, y, L::kYLd, 0, tc);
     }
     __syncthreads();  // every warp is done with this stage
-    if (it + kWalkStages < NT) load_walk_chunk<W>(p, x0, y0, stage, K, chunk_of(it + kWalkStages), sl.T);
+    if (it + kStages < NT) load_walk_chunk<W, V>(p, x0, y0, stage, K, chunk_of(it + kStages), sl.T);
     ptx::cp_async_commit();
   }
 

@@ -1,7 +1,7 @@
 // gla_backward (the gradients of gla, issue 18): the `materialized` variant, our three passes
 // (cuda/gla/gla_backward_common.cuh), and `saved_states`, passes 2 and 3 on the S_n the forward
 // saved (the forward's extra writes: gla_saved_states_bytes):
-//   1. and 2. two walks over the chunks (gla_state_walk_kernel.cuh), per (b, h, 64 x 64 of the
+//   1. and 2. two walks over the chunks (gla_state_walk_kernel.cuh), per (b, h, 64 rows of the
 //      state), carrying S forwards and dS backwards in registers: every S_n and dS_n in bf16;
 //   3. chunk grads (gla_chunk_grad_kernel.cuh): one CTA per (b, h, chunk) forms dq, dk, dv, dg.
 // Work per chunk is counted per warp from the kernels' source (gla_warp_work.hpp), as the
@@ -20,7 +20,7 @@ namespace {
 
 using namespace gla_work;
 using cuda::gla_backward_kernel::kChunk;
-using cuda::gla_backward_kernel::kWalkBlock;
+using cuda::gla_backward_kernel::kWalkRows;
 namespace tiling = cuda::gla_backward_kernel;
 
 // Registers per thread of the compiled kernels (ptxas -v, sm_90a, CUDA 13.0), by (K, V) and K.
@@ -28,7 +28,10 @@ int chunk_grad_regs(std::int64_t K, std::int64_t V) {
   if (K == 128) return V == 128 ? 255 : 215;
   return V == 128 ? 176 : 128;  // <64, 64>: launch bounds ask for two CTAs an SM
 }
-constexpr int kWalkRegs = 96;
+int walk_regs(std::int64_t V, bool forward) {
+  if (V == 64) return 96;
+  return forward ? 154 : 128;
+}
 
 GlaKernelShape dims(const ShapeArgs& s) {
   return {shape_size(s, "gla_backward", "B"), shape_size(s, "gla_backward", "T"), shape_size(s, "gla_backward", "H"),
@@ -40,23 +43,23 @@ CopyEngine engine_on(const HardwareProfile& hw) {
   return hw.copy_engine == CopyEngine::Tma ? CopyEngine::CpAsync : hw.copy_engine;
 }
 
-// One chunk of a state walk (gla_state_walk_kernel.cuh) for a CTA of 4 warps owning 64 x 64 of
-// the state (16 rows a warp): {work on the chunk's own data, the update carried from the last
-// chunk}.
-std::pair<std::vector<Step>, std::vector<Step>> walk_phases(const HardwareProfile& hw) {
+// One chunk of a state walk (gla_state_walk_kernel.cuh) for a CTA of 4 warps owning 64 rows and
+// the V columns of the state (16 rows a warp): {work on the chunk's own data, the update carried
+// from the last chunk}.
+std::pair<std::vector<Step>, std::vector<Step>> walk_phases(const HardwareProfile& hw, double V) {
   const int warps = tiling::kWalkWarps;
-  const double C = kChunk, B = kWalkBlock, nv = kWalkBlock / 16.0;
+  const double C = kChunk, B = kWalkRows, nv = V / 16.0;
   std::vector<Step> compute, carried;
   {  // The gate cumsum kept in registers and the decayed operand (decay_operand): a lane owns one
      // column of half the chunk's rows, C*64/2/32 elements a lane spread over the warps: per
      // element an fp32 gate read and FFMA, a bf16 read and write of the operand, one MUFU, and
-     // convert, subtract, multiply, pack; then the state out (bf16 pairs, 16 a lane).
+     // convert, subtract, multiply, pack; then the state out (bf16 pairs, V / 4 a lane).
     const double elems = C * B / 32 / warps;  // per lane
     std::vector<WarpWork> w(warps);
     for (auto& x : w) {
       x.smem += elems * 32 * (4 + 2 + 2);
       x.mufu += elems;
-      x.alu += elems * 5 + 16 * 2;
+      x.alu += elems * 5 + V / 4 * 2;
     }
     add_phase(compute, w, true, TensorPath::WarpMma, "gate cumsum, decayed operand, state out");
   }
@@ -77,29 +80,29 @@ std::pair<std::vector<Step>, std::vector<Step>> walk_phases(const HardwareProfil
 
 // Pass 1 (forward: S_n from k, v) or pass 2 (backward: dS_n from q, do).
 KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d, bool forward) {
-  const double C = kChunk, B = kWalkBlock;
-  const double k_blocks = double(d.K / kWalkBlock), v_blocks = double(d.V / kWalkBlock);
+  const double C = kChunk, B = kWalkRows, V = double(d.V);
+  const double k_blocks = double(d.K / kWalkRows);
   const CopyEngine engine = engine_on(hw);
   KernelSpec k;
   k.name = forward ? "gla_backward_states" : "gla_backward_state_grads";
-  k.ctas = d.B * d.H * (d.K / kWalkBlock) * (d.V / kWalkBlock);
+  k.ctas = d.B * d.H * (d.K / kWalkRows);
   k.threads_per_cta = tiling::kWalkThreads;
-  k.regs_per_cta = regs_for_warps(tiling::kWalkWarps, kWalkRegs);
-  k.smem_bytes = tiling::WalkLayout::kBytes;
+  k.regs_per_cta = regs_for_warps(tiling::kWalkWarps, walk_regs(d.V, forward));
+  k.smem_bytes = d.V == 64 ? tiling::WalkLayout<64>::kBytes : tiling::WalkLayout<128>::kBytes;
   TileLoop loop;
   loop.tiles = int((d.T + kChunk - 1) / kChunk);
-  // x and g columns are read by the V/64 CTAs of a row block, y by the K/64 CTAs of a column
-  // block, all running together: one HBM read each.
-  loop.loads = {load(C * B * 2, 1.0 / v_blocks, engine, forward ? "load k" : "load q"),
-                load(C * B * 2, 1.0 / k_blocks, engine, forward ? "load v" : "load do"),
-                load(C * B * 4, 1.0 / v_blocks, engine, "load g")};
-  std::tie(loop.compute, loop.carried) = walk_phases(hw);
-  loop.stores = {store(B * B * 2, engine, forward ? "store S_n" : "store dS_n")};
+  // x and g columns are read by the one CTA of their rows, y by the K/64 CTAs of a head, all
+  // running together: one HBM read each.
+  loop.loads = {load(C * B * 2, 1.0, engine, forward ? "load k" : "load q"),
+                load(C * V * 2, 1.0 / k_blocks, engine, forward ? "load v" : "load do"),
+                load(C * B * 4, 1.0, engine, "load g")};
+  std::tie(loop.compute, loop.carried) = walk_phases(hw, V);
+  loop.stores = {store(B * V * 2, engine, forward ? "store S_n" : "store dS_n")};
   loop.async_stores = true;  // written from registers, not waited for
-  if (forward ? d.h0 : d.hT) loop.prologue.push_back(load(B * B * 4, 1.0, engine, forward ? "load h0" : "load dhT"));
-  if (!forward && d.h0) loop.epilogue.push_back(store(B * B * 4, engine, "store dh0"));
+  if (forward ? d.h0 : d.hT) loop.prologue.push_back(load(B * V * 4, 1.0, engine, forward ? "load h0" : "load dhT"));
+  if (!forward && d.h0) loop.epilogue.push_back(store(B * V * 4, engine, "store dh0"));
   LoopSchedule s;
-  s.stages = tiling::kWalkStages;
+  s.stages = d.V == 64 ? tiling::kWalkStages<64> : tiling::kWalkStages<128>;
   s.compute_warps = tiling::kWalkWarps;
   build_tile_loop(k, loop, s);
   return k;
@@ -138,17 +141,17 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
   const double C = kChunk, kc = K / 16, vc = V / 16, elems = K / 8 * 4;
   std::vector<Step> steps;
   cumsum_phase(steps, K);
-  {  // q <- q 2^b, k <- k 2^-b in place and kF = k 2^{b_last - b}: per lane C K / 512 steps of
-     // 6 MUFU, ~10 FP32, 2 LDS.64 + 2 LDS.32 + 3 STS.32; then b <- 2^b (2 MUFU, LDS.64 + STS.64).
+  {  // q <- q 2^b, k <- k 2^-b in place, kF = k 2^-b 2^{b_last} and b <- 2^b: per lane C K / 512
+     // steps of 4 MUFU, 15 FP32 (unpack, multiply, pack), LDS.64 + 2 LDS.32 + 3 STS.32 + STS.64.
     std::vector<WarpWork> w(warps);
     for (auto& x : w) {
       // <q_t, k_t> first: 8 rows a warp, K/64 LDS.32 pairs a lane, 5 shuffles.
       x.smem += 8 * K / 64 * 2 * kLds32Bytes;
       x.alu += 8 * (K / 64 * 4 + 5);
       const double steps_per_lane = C * K / 2 / (32 * warps);
-      x.mufu += 8 * steps_per_lane;
-      x.alu += 12 * steps_per_lane;
-      x.smem += steps_per_lane * (4 * 256 + 5 * kLds32Bytes);
+      x.mufu += 4 * steps_per_lane;
+      x.alu += 15 * steps_per_lane;
+      x.smem += steps_per_lane * (2 * 256 + 5 * kLds32Bytes);
     }
     add_phase(steps, w, true, TensorPath::WarpMma, "decay q, k");
   }
@@ -168,7 +171,7 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
     }
     add_phase(steps, w, false, TensorPath::WarpMma, "dA, A");
   }
-  {  // All: R_n = rowsum(dS_n * S_n), K V / 2 pairs (2 LDS.32, 2 FMA).
+  {  // All: R_n = rowsum(dS_n * S_n), K V / 2 pairs (2 FMA; read 8 a lane at a time, LDS.128).
     std::vector<WarpWork> w(warps);
     for (auto& x : w) {
       const double pairs = K * V / 2 / (32 * warps);
