@@ -29,7 +29,11 @@ struct WalkLayout {
   static constexpr int kY = kX + kChunk * kXLd * 2;
   static constexpr int kB = kY + kChunk * kYLd * 2;
   static constexpr int kStageBytes = kB + kChunk * kBLd * 4;
-  static constexpr int kTotals = kStageBytes * kWalkStages<V>;  // the halves' gate totals per column
+  // The state as it stands at a chunk, bf16, staged for the row copies out (gla_state_walk_kernel):
+  // rows padded by 16 bytes, so that an mma fragment's 8 rows x 4 column pairs hit 32 banks.
+  static constexpr int kOutLd = V + 8;
+  static constexpr int kOut = kStageBytes * kWalkStages<V>;
+  static constexpr int kTotals = kOut + kWalkRows * kOutLd * 2;  // the halves' gate totals per column
   static constexpr int kLast = kTotals + kWalkThreads * 4;      // b_last per channel
   static constexpr int kBytes = kLast + kWalkRows * 4;
   static_assert(2 * (kBytes + 1024) <= 228 * 1024, "two walk CTAs an SM");

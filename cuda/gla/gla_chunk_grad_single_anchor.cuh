@@ -34,23 +34,43 @@ __device__ void decay_operands(unsigned char* smem) {
   const float2 bl = *reinterpret_cast<const float2*>(b + (kChunk - 1) * L::kBLd + c);
   const float2 e_last = make_float2(ptx::exp2_approx(bl.x), ptx::exp2_approx(bl.y));
   // <q_t, k_t> from the undecayed rows (A's diagonal: no decay, and exact here, where the decayed
-  // copies' roundings would not cancel), one row per warp at a time.
+  // copies' roundings would not cancel): 8 threads a row, 16-byte pieces (the 8 threads of a
+  // shared-memory wavefront read one row's 128 contiguous bytes), rows i / 8 and i / 8 + 32.
   float* self_dots = reinterpret_cast<float*>(smem + L::kSelfDots);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  for (int t = warp; t < kChunk; t += kChunkGradWarps) {
-    float dot = 0.f;
-    for (int cc = lane * 2; cc < K; cc += 64) {
-      const float2 qv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(q + t * L::kQkLd + cc));
-      const float2 kv = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(k + t * L::kQkLd + cc));
-      dot += qv.x * kv.x + qv.y * kv.y;
+  {
+    constexpr int kRowsAtOnce = kChunkGradThreads / 8;
+    static_assert(kChunk == 2 * kRowsAtOnce && K % 64 == 0, "two rows a thread, whole 64-column passes");
+    const int piece = (threadIdx.x % 8) * 8;
+    float dot[2] = {0.f, 0.f};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int t = threadIdx.x / 8 + h * kRowsAtOnce;
+#pragma unroll
+      for (int cc = piece; cc < K; cc += 64) {
+        const uint4 qv = *reinterpret_cast<const uint4*>(q + t * L::kQkLd + cc);
+        const uint4 kv = *reinterpret_cast<const uint4*>(k + t * L::kQkLd + cc);
+        const std::uint32_t qs[4] = {qv.x, qv.y, qv.z, qv.w}, ks[4] = {kv.x, kv.y, kv.z, kv.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float2 x = ptx::unpack_bf16(qs[i]), y = ptx::unpack_bf16(ks[i]);
+          dot[h] += x.x * y.x + x.y * y.y;
+        }
+      }
     }
-    for (int m = 16; m > 0; m >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, m);
-    if (lane == 0) self_dots[t] = dot;
+#pragma unroll
+    for (int m = 1; m < 8; m <<= 1) {
+      dot[0] += __shfl_xor_sync(0xffffffffu, dot[0], m);
+      dot[1] += __shfl_xor_sync(0xffffffffu, dot[1], m);
+    }
+    if (threadIdx.x % 8 == 0) {
+      self_dots[threadIdx.x / 8] = dot[0];
+      self_dots[threadIdx.x / 8 + kRowsAtOnce] = dot[1];
+    }
   }
   __syncthreads();  // q and k are read, and b_last by every thread, before they change in place
   // Rows t0, t0 + kRowStep, ...: read kBatch of them before writing any back, so that the
   // reads are not held behind the in-place writes the compiler cannot tell apart from them.
-  constexpr int kRowStep = kChunkGradThreads / (K / 2), kBatch = 4;
+  constexpr int kRowStep = kChunkGradThreads / (K / 2), kBatch = 8;
   static_assert(kChunk % (kRowStep * kBatch) == 0, "whole batches of rows");
   const int t0 = threadIdx.x / (K / 2);
 #pragma unroll 1
@@ -122,6 +142,22 @@ __device__ void form_dq(float (&acc)[NT][4], unsigned char* smem, int i0, int c0
   }
 }
 
+// One halving exchange of form_dk's column sums with the lane across `Mask`: sums[0..Half) become
+// the pairwise totals of the half this lane keeps (the upper one where its Mask bit is set);
+// returns that half's offset. Compile-time indices throughout (a select between two array
+// elements would become a select of their address and put the array in local memory).
+template <int Half, int Mask, int N>
+__device__ __forceinline__ int halve_sums(float (&sums)[N], int lane) {
+  const std::uint32_t m = (lane & Mask) ? 0xffffffffu : 0u;
+#pragma unroll
+  for (int i = 0; i < Half; ++i) {
+    const std::uint32_t lo = __float_as_uint(sums[i]), hi = __float_as_uint(sums[i + Half]);
+    const float keep = __uint_as_float((hi & m) | (lo & ~m)), send = __uint_as_float((lo & m) | (hi & ~m));
+    sums[i] = keep + __shfl_xor_sync(0xffffffffu, send, Mask);
+  }
+  return (lane & Mask) ? Half : 0;
+}
+
 // Phase B: dk's bracket for rows j0..j0+15 and the 8 NT columns from c0:
 // E_last (dS_n v_j) + sum_{t>j} dA_{t,j} q~_t, and col_sum[c] = sum over its rows of
 // k~_j E_last (dS_n v_j)[c] (k_j dk^inter_j, gla_backward_common.cuh).
@@ -136,20 +172,29 @@ __device__ void form_dk(float (&acc)[NT][4], unsigned char* smem, int j0, int c0
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   const float* e_last = reinterpret_cast<const float*>(smem + L::kB) + (kChunk - 1) * L::kBLd;
   rows_times_state_t<K, V>(acc, v, dS, j0, c0);
+  // Per column c of the thread's 2 NT: k~ dk^inter summed over its two rows, then over the 8
+  // lanes of its column (lane bits 2-4, gq) by three halving exchanges: at each a lane keeps half
+  // of its sums and sends the other half to its partner (7 NT / 4 shuffles in all, not 3 a
+  // column in a dependent chain), and ends with NT / 4 of the sums.
+  static_assert(NT % 4 == 0, "three halvings of 2 NT sums");
+  float sums[2 * NT];
 #pragma unroll
-  for (int nt = 0; nt < NT; ++nt)
+  for (int nt = 0; nt < NT; ++nt) {
+    const int c = c0 + nt * 8 + 2 * tq;
+    const float2 el = *reinterpret_cast<const float2*>(e_last + c);
+    const float2 k_lo = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(k + (j0 + gq) * L::kQkLd + c));
+    const float2 k_hi = ptx::unpack_bf16(*reinterpret_cast<const std::uint32_t*>(k + (j0 + gq + 8) * L::kQkLd + c));
+    acc[nt][0] *= el.x, acc[nt][2] *= el.x, acc[nt][1] *= el.y, acc[nt][3] *= el.y;
+    sums[2 * nt] = k_lo.x * acc[nt][0] + k_hi.x * acc[nt][2];
+    sums[2 * nt + 1] = k_lo.y * acc[nt][1] + k_hi.y * acc[nt][3];
+  }
+  int base = 0;  // index into sums of what this lane keeps
+  base += halve_sums<NT, 16>(sums, lane);
+  base += halve_sums<NT / 2, 8>(sums, lane);
+  base += halve_sums<NT / 4, 4>(sums, lane);
+  // sums[i] is sums index base + i of the start: column 8 (idx / 2) + 2 tq + idx % 2.
 #pragma unroll
-    for (int col = 0; col < 2; ++col) {
-      const int c = c0 + nt * 8 + 2 * tq + col;
-      acc[nt][col] *= e_last[c];
-      acc[nt][2 + col] *= e_last[c];
-      float sum = __bfloat162float(k[(j0 + gq) * L::kQkLd + c]) * acc[nt][col] +
-                  __bfloat162float(k[(j0 + gq + 8) * L::kQkLd + c]) * acc[nt][2 + col];
-      sum += __shfl_xor_sync(0xffffffffu, sum, 4);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 8);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 16);
-      if (gq == 0) col_sum[c] = sum;
-    }
+  for (int i = 0; i < NT / 4; ++i) col_sum[c0 + ((base + i) / 2) * 8 + 2 * tq + (base + i) % 2] = sums[i];
   for (int tc = j0; tc < kChunk; tc += 16) {
     std::uint32_t a[4];
     a_cols(a, dA, L::kCLd, j0, tc);

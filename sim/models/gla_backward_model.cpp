@@ -53,13 +53,15 @@ std::pair<std::vector<Step>, std::vector<Step>> walk_phases(const HardwareProfil
   {  // The gate cumsum kept in registers and the decayed operand (decay_operand): a lane owns one
      // column of half the chunk's rows, C*64/2/32 elements a lane spread over the warps: per
      // element an fp32 gate read and FFMA, a bf16 read and write of the operand, one MUFU, and
-     // convert, subtract, multiply, pack; then the state out (bf16 pairs, V / 4 a lane).
+     // convert, subtract, multiply, pack; then the state out, staged in shared memory (bf16
+     // pairs, V / 4 a lane) for the row copies out.
     const double elems = C * B / 32 / warps;  // per lane
     std::vector<WarpWork> w(warps);
     for (auto& x : w) {
       x.smem += elems * 32 * (4 + 2 + 2);
       x.mufu += elems;
       x.alu += elems * 5 + V / 4 * 2;
+      x.smem += V / 4 * kLds32Bytes;
     }
     add_phase(compute, w, true, TensorPath::WarpMma, "gate cumsum, decayed operand, state out");
   }
@@ -97,8 +99,9 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
                 load(C * V * 2, 1.0 / k_blocks, engine, forward ? "load v" : "load do"),
                 load(C * B * 4, 1.0, engine, "load g")};
   std::tie(loop.compute, loop.carried) = walk_phases(hw, V);
-  loop.stores = {store(B * V * 2, engine, forward ? "store S_n" : "store dS_n")};
-  loop.async_stores = true;  // written from registers, not waited for
+  // A bulk copy (TMA) per row from shared memory, not waited for.
+  loop.stores = {store(B * V * 2, hw.copy_engine, forward ? "store S_n" : "store dS_n")};
+  loop.async_stores = true;
   if (forward ? d.h0 : d.hT) loop.prologue.push_back(load(B * V * 4, 1.0, engine, forward ? "load h0" : "load dhT"));
   if (!forward && d.h0) loop.epilogue.push_back(store(B * V * 4, engine, "store dh0"));
   LoopSchedule s;
@@ -145,9 +148,10 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
      // steps of 4 MUFU, 15 FP32 (unpack, multiply, pack), LDS.64 + 2 LDS.32 + 3 STS.32 + STS.64.
     std::vector<WarpWork> w(warps);
     for (auto& x : w) {
-      // <q_t, k_t> first: 8 rows a warp, K/64 LDS.32 pairs a lane, 5 shuffles.
-      x.smem += 8 * K / 64 * 2 * kLds32Bytes;
-      x.alu += 8 * (K / 64 * 4 + 5);
+      // <q_t, k_t> first: 8 lanes a row, 2 rows a lane, K/64 LDS.128 pairs a row (8 unpacks,
+      // 8 FMA each), 3 shuffles and adds a row.
+      x.smem += 2 * K / 64 * 2 * 4 * kLds32Bytes;
+      x.alu += 2 * (K / 64 * 16 + 6);
       const double steps_per_lane = C * K / 2 / (32 * warps);
       x.mufu += 4 * steps_per_lane;
       x.alu += 15 * steps_per_lane;
@@ -184,7 +188,8 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
      // inter-chunk GEMMs (vc x (1 + kc/2) ldmatrix, vc K/16 mma each), the intra-chunk GEMMs over
      // the o % 4 + 1 (dq) and 4 - o % 4 (dk) 16-row blocks up to the diagonal, the stores with the
      // self pair and E (2 LDS, 4 FP32 an element; dk divides: MUFU.RCP), and dk's sums of
-     // k~ dk^inter per column (2 LDS, 2 FMA, 3 shuffles per column pair).
+     // k~ dk^inter per column (per 8-column tile 2 LDS.32 of k and an LDS.64 of E_last, 6 FP32;
+     // then three halving exchanges, 7 K / 64 shuffles, each with an add and 2 selects).
     std::vector<WarpWork> w(warps);
     const double half_elems = elems / 2;
     for (int o = 0; o < warps; ++o) {
@@ -194,7 +199,8 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
       x.mma += (2 * vc + blocks) * K / 16;
       x.alu += half_elems * (1 + 4) + half_elems * 4;
       x.smem += 2 * half_elems * 2 * kLds32Bytes / 2;
-      x.mufu += half_elems, x.alu += half_elems + K / 8 * 7, x.smem += K / 8 * 3 * kLds32Bytes;
+      x.mufu += half_elems, x.alu += half_elems + K / 16 * 6 + 7 * K / 64 * 4;
+      x.smem += K / 16 * (2 * kLds32Bytes + 2 * kLds32Bytes);
     }
     add_phase(steps, w, false, TensorPath::WarpMma, "dq, dk");
   }
