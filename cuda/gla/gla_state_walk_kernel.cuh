@@ -8,10 +8,10 @@
 // (b the in-chunk cumulative log2-gate). Rows of the state do not interact (row c needs only
 // column c of the decayed operand and of the gates), so a CTA owns 64 rows and all V columns:
 // at (8,4096,16,128,128) that is 256 walks, two CTAs an SM, one wave on an H100. The next
-// kWalkStages - 1 chunks are loaded (cp.async) while one is worked on. The state goes out through
-// shared memory, a bulk copy (TMA) per row: per-thread 4-byte stores of the mma fragments had
-// the load-store unit backed up (Nsight Compute: their data registers held on the long
-// scoreboard for a quarter of the kernel's warp samples).
+// kWalkStages - 1 chunks are loaded (cp.async) while one is worked on. At V = 128 the state goes
+// out through shared memory, a bulk copy (TMA) per row: per-thread 4-byte stores of the mma
+// fragments had the load-store unit backed up (Nsight Compute: their data registers held on the
+// long scoreboard for a quarter of the kernel's warp samples); see kWalkStagedStores.
 #include "common/sm90_ptx.cuh"
 #include "gla/gla_backward_common.cuh"
 
@@ -75,6 +75,7 @@ template <int K, int V, Walk W>
 __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Params p) {
   using L = WalkLayout<V>;
   constexpr int kStages = kWalkStages<V>;
+  constexpr bool kStaged = kWalkStagedStores<V>;
   extern __shared__ __align__(128) unsigned char smem[];
   constexpr int kNTiles = V / 8;
   const int k0 = blockIdx.x * kWalkRows;
@@ -113,23 +114,28 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
     const bf16* y = reinterpret_cast<const bf16*>(stage + L::kY);
     const float* bl = reinterpret_cast<const float*>(stage + L::kB);
     ptx::cp_async_wait<kStages - 1>();
-    if (threadIdx.x < kWalkRows) sm90::bulk_wait_read_all();  // the last chunk's rows are out of staging
+    if (kStaged && threadIdx.x < kWalkRows) sm90::bulk_wait_read_all();  // the last rows are out of staging
     __syncthreads();
 
-    // The state as it stands at this chunk, in bf16 (the operand pass 3 reads), staged.
+    // The state as it stands at this chunk, in bf16 (the operand pass 3 reads).
+    bf16* state_out = out + sl.states0 + (long long)n * K * V;
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; e += 2)
-        *reinterpret_cast<std::uint32_t*>(staged + (warp * 16 + gq + (e >> 1) * 8) * L::kOutLd + nt * 8 + 2 * tq) =
-            ptx::pack_bf16(s[nt][e], s[nt][e + 1]);
-    sm90::fence_proxy_async();  // the staged rows are read by the TMA unit next
+      for (int e = 0; e < 4; e += 2) {
+        const std::uint32_t pair = ptx::pack_bf16(s[nt][e], s[nt][e + 1]);
+        if constexpr (kStaged)
+          *reinterpret_cast<std::uint32_t*>(staged + (warp * 16 + gq + (e >> 1) * 8) * L::kOutLd + nt * 8 + 2 * tq) =
+              pair;
+        else
+          *reinterpret_cast<std::uint32_t*>(state_out + at(nt, e)) = pair;
+      }
+    if (kStaged) sm90::fence_proxy_async();  // the staged rows are read by the TMA unit next
 
     decay_operand<W, V>(x, bl, last, totals, p.scale);
     __syncthreads();
-    if (threadIdx.x < kWalkRows) {
-      bf16* state_out = out + sl.states0 + (long long)n * K * V + (long long)(k0 + threadIdx.x) * V;
-      sm90::bulk_store(state_out, staged + threadIdx.x * L::kOutLd, V * 2);
+    if (kStaged && threadIdx.x < kWalkRows) {
+      sm90::bulk_store(state_out + (long long)(k0 + threadIdx.x) * V, staged + threadIdx.x * L::kOutLd, V * 2);
       sm90::bulk_commit();
     }
 
@@ -153,7 +159,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
     ptx::cp_async_commit();
   }
 
-  if (threadIdx.x < kWalkRows) sm90::bulk_wait_read_all();  // staging is read before the CTA exits
+  if (kStaged && threadIdx.x < kWalkRows) sm90::bulk_wait_read_all();  // staging is read before the CTA exits
   if (W == Walk::StateGrads && p.dh0) {
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt)

@@ -53,15 +53,15 @@ std::pair<std::vector<Step>, std::vector<Step>> walk_phases(const HardwareProfil
   {  // The gate cumsum kept in registers and the decayed operand (decay_operand): a lane owns one
      // column of half the chunk's rows, C*64/2/32 elements a lane spread over the warps: per
      // element an fp32 gate read and FFMA, a bf16 read and write of the operand, one MUFU, and
-     // convert, subtract, multiply, pack; then the state out, staged in shared memory (bf16
-     // pairs, V / 4 a lane) for the row copies out.
+     // convert, subtract, multiply, pack; then the state out (bf16 pairs, V / 4 a lane), at
+     // V = 128 staged in shared memory for the row copies out (tiling::kWalkStagedStores).
     const double elems = C * B / 32 / warps;  // per lane
     std::vector<WarpWork> w(warps);
     for (auto& x : w) {
       x.smem += elems * 32 * (4 + 2 + 2);
       x.mufu += elems;
       x.alu += elems * 5 + V / 4 * 2;
-      x.smem += V / 4 * kLds32Bytes;
+      if (V == 128) x.smem += V / 4 * kLds32Bytes;
     }
     add_phase(compute, w, true, TensorPath::WarpMma, "gate cumsum, decayed operand, state out");
   }
@@ -99,8 +99,9 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
                 load(C * V * 2, 1.0 / k_blocks, engine, forward ? "load v" : "load do"),
                 load(C * B * 4, 1.0, engine, "load g")};
   std::tie(loop.compute, loop.carried) = walk_phases(hw, V);
-  // A bulk copy (TMA) per row from shared memory, not waited for.
-  loop.stores = {store(B * V * 2, hw.copy_engine, forward ? "store S_n" : "store dS_n")};
+  // Not waited for: a bulk copy (TMA) per row from shared memory at V = 128, else from registers.
+  const CopyEngine out_engine = d.V == 128 && hw.copy_engine == CopyEngine::Tma ? CopyEngine::Tma : engine;
+  loop.stores = {store(B * V * 2, out_engine, forward ? "store S_n" : "store dS_n")};
   loop.async_stores = true;
   if (forward ? d.h0 : d.hT) loop.prologue.push_back(load(B * V * 4, 1.0, engine, forward ? "load h0" : "load dhT"));
   if (!forward && d.h0) loop.epilogue.push_back(store(B * V * 4, engine, "store dh0"));
@@ -231,8 +232,8 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
   loop.tiles = 1;
   loop.loads = {load(C * K * 2, 1.0, engine, "load q"),       load(C * K * 2, 1.0, engine, "load k"),
                 load(C * K * 4, 1.0, engine, "load g"),       load(C * V * 2, 1.0, engine, "load do"),
-                load(C * V * 2, 1.0, engine, "load v"),       load(K * V * 2, 1.0, engine, "load S_n"),
-                load(K * V * 2, 1.0, engine, "load dS_n")};
+                load(C * V * 2, 1.0, engine, "load v"),       load(K * V * 2, 1.0, hw.copy_engine, "load S_n"),
+                load(K * V * 2, 1.0, hw.copy_engine, "load dS_n")};  // a bulk copy a row
   loop.compute = single_anchor_chunk_phases(hw, K, V);
   loop.stores = {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
                  store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")};
