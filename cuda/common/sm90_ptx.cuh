@@ -59,15 +59,6 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, s
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
 }
-// `bytes` (a multiple of 16; both addresses 16-byte aligned) from global to shared memory through
-// the TMA unit, completing on `bar` (transaction bytes).
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-          smem_addr(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(src)), "r"(bytes), "r"(smem_addr(bar))
-      : "memory");
-}
 // The same load written to the same shared-memory offset of every CTA of the cluster whose bit
 // is set in `cta_mask`, completing on the barrier at `bar`'s offset in each of them.
 __device__ __forceinline__ void tma_load_4d_multicast(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0,

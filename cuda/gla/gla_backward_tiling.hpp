@@ -79,8 +79,7 @@ struct ChunkGradLayout {
   static constexpr int kSelfDots = kKF + kChunk * kQkLd * 2;  // <q_t, k_t> in fp32, before decay
   // R_n = rowsum(dS_n * S_n) in kChunkGradThreads / K partial sums per row.
   static constexpr int kStateDots = kSelfDots + kChunk * 4;
-  static constexpr int kStatesBar = kStateDots + kChunkGradThreads * 4;  // S_n and dS_n landed (mbarrier)
-  static constexpr int kBytes = kStatesBar + 8;
+  static constexpr int kBytes = kStateDots + kChunkGradThreads * 4;
 };
 
 // ChunkGradLayout<K, V>::kBytes for the (K, V) the kernels are built for (64 or 128 each).

@@ -52,15 +52,8 @@ __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)
   const long long qk_stride = (long long)p.H * K, v_stride = (long long)p.H * V;
   float* b = reinterpret_cast<float*>(smem + L::kB);
 
-  std::uint64_t* states_bar = reinterpret_cast<std::uint64_t*>(smem + L::kStatesBar);
-  if (threadIdx.x == 0) {
-    sm90::mbar_init(states_bar, 1);
-    sm90::mbar_init_fence();
-  }
-  load_chunk_rows<K, V>(p, sl, smem, n);
-  __syncthreads();  // the barrier is initialised before any copy completes on it
-  load_chunk_states<K, V>(p, sl, smem, n, states_bar);
-  ptx::cp_async_wait<0>();  // the chunk's rows; S_n and dS_n still on the way
+  load_chunk_grad_inputs<K, V>(p, sl, smem, n);
+  ptx::cp_async_wait<1>();  // the chunk's rows; S_n and dS_n still on the way
   __syncthreads();
   cumsum_log2<K, kChunkGradThreads>(b, L::kBLd, reinterpret_cast<float*>(smem + L::kTotals));
   __syncthreads();  // the last row of b is read below
@@ -84,7 +77,7 @@ __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)
     __syncthreads();
     if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
     else single_anchor::form_A<K, V>(smem, rows0, p.scale);
-    sm90::mbar_wait(states_bar, 0);  // S_n and dS_n
+    ptx::cp_async_wait<0>();
     __syncthreads();
     state_dots<K, V>(smem);  // read in phase C, after several barriers
     single_anchor::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);
@@ -94,7 +87,7 @@ __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)
   } else {
     if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
     else anchored::form_A<K, V>(smem, rows0, p.scale);
-    sm90::mbar_wait(states_bar, 0);  // S_n and dS_n
+    ptx::cp_async_wait<0>();
     __syncthreads();
     state_dots<K, V>(smem);
     anchored::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);

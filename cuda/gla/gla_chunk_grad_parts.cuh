@@ -1,42 +1,30 @@
 #pragma once
 // gla backward, pass 3 (gla_chunk_grad_kernel.cuh): what both of its paths use: the shared-memory
 // layout, the loads, dA, the inter-chunk GEMM, the stores, A^T do for dv, and the gate sums.
-#include "common/sm90_ptx.cuh"
 #include "gla/gla_backward_common.cuh"
 
 namespace overlap::cuda::gla_backward_kernel {
 
-// The chunk's rows of q, k, g, do and v (cp.async, one group): all that the phases up to A need.
+// The chunk's inputs in two cp.async groups: its rows of q, k, g, do and v first (all that
+// phases up to A need), then S_n and dS_n (phase B on), so that the gate sums, the decayed
+// operands and dA / A run while the states land.
 template <int K, int V>
-__device__ void load_chunk_rows(const Params& p, const Slice& sl, unsigned char* smem, int n) {
+__device__ void load_chunk_grad_inputs(const Params& p, const Slice& sl, unsigned char* smem, int n) {
   using L = ChunkGradLayout<K, V>;
   constexpr int kT = kChunkGradThreads;
   const int t0 = n * kChunk, valid = min(kChunk, sl.T - t0);
   const long long qk_stride = (long long)p.H * K, v_stride = (long long)p.H * V;
   const long long qk0 = sl.qk_row0 + t0 * qk_stride, v0 = sl.v_row0 + t0 * v_stride;
+  const long long state = sl.states0 + (long long)n * K * V;
   load_rows<kT, kChunk, K>(reinterpret_cast<bf16*>(smem + L::kQ), L::kQkLd, p.q + qk0, qk_stride, valid);
   load_rows<kT, kChunk, K>(reinterpret_cast<bf16*>(smem + L::kK), L::kQkLd, p.k + qk0, qk_stride, valid);
   load_rows<kT, kChunk, K>(reinterpret_cast<float*>(smem + L::kB), L::kBLd, p.g + qk0, qk_stride, valid);
   load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kDo), L::kVLd, p.do_ + v0, v_stride, valid);
   load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kV), L::kVLd, p.v + v0, v_stride, valid);
   ptx::cp_async_commit();
-}
-
-// S_n and dS_n (phase B on), so that the gate sums, the decayed operands and dA / A run while they
-// land: contiguous [K, V] blocks, so one bulk copy (TMA) a row into the padded rows, completing on
-// `bar` (initialised by the caller, visible to every thread), rather than 16 cp.async a thread.
-template <int K, int V>
-__device__ void load_chunk_states(const Params& p, const Slice& sl, unsigned char* smem, int n, std::uint64_t* bar) {
-  using L = ChunkGradLayout<K, V>;
-  constexpr unsigned kRowBytes = V * 2;
-  if (threadIdx.x == 0) sm90::mbar_arrive_expect_tx(bar, 2 * K * kRowBytes);
-  const long long state = sl.states0 + (long long)n * K * V;
-  for (int i = threadIdx.x; i < 2 * K; i += kChunkGradThreads) {
-    const int r = i % K;
-    const bool grad = i >= K;
-    sm90::bulk_load(smem + (grad ? L::kDS : L::kSn) + r * L::kVLd * 2, (grad ? p.dstates : p.states) + state + r * V,
-                    kRowBytes, bar);
-  }
+  load_rows<kT, K, V>(reinterpret_cast<bf16*>(smem + L::kSn), L::kVLd, p.states + state, V, K);
+  load_rows<kT, K, V>(reinterpret_cast<bf16*>(smem + L::kDS), L::kVLd, p.dstates + state, V, K);
+  ptx::cp_async_commit();
 }
 
 // acc[j] (n-tiles of 8 columns) += <x_t, y_j> for rows t = i0..i0+15 and the 16-column blocks

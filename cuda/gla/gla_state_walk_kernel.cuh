@@ -114,11 +114,16 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
     const bf16* y = reinterpret_cast<const bf16*>(stage + L::kY);
     const float* bl = reinterpret_cast<const float*>(stage + L::kB);
     ptx::cp_async_wait<kStages - 1>();
-    if (kStaged && threadIdx.x < kWalkRows) sm90::bulk_wait_read_all();  // the last rows are out of staging
     __syncthreads();
 
-    // The state as it stands at this chunk, in bf16 (the operand pass 3 reads).
+    // The state as it stands at this chunk, in bf16 (the operand pass 3 reads). Staged, each warp
+    // writes and sends its own 16 rows: its lane 0 issues their copies (one thread, not a copy a
+    // lane: a bulk copy takes warp-uniform operands, so 32 lanes' copies run as a loop).
     bf16* state_out = out + sl.states0 + (long long)n * K * V;
+    if (kStaged) {
+      if (lane == 0) sm90::bulk_wait_read_all();  // the warp's rows of the last chunk are out of staging
+      __syncwarp();
+    }
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
@@ -130,14 +135,18 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
         else
           *reinterpret_cast<std::uint32_t*>(state_out + at(nt, e)) = pair;
       }
-    if (kStaged) sm90::fence_proxy_async();  // the staged rows are read by the TMA unit next
+    if (kStaged) {
+      sm90::fence_proxy_async();  // the staged rows are read by the TMA unit next
+      __syncwarp();
+      if (lane == 0) {
+        for (int r = warp * 16; r < warp * 16 + 16; ++r)
+          sm90::bulk_store(state_out + (long long)(k0 + r) * V, staged + r * L::kOutLd, V * 2);
+        sm90::bulk_commit();
+      }
+    }
 
     decay_operand<W, V>(x, bl, last, totals, p.scale);
     __syncthreads();
-    if (kStaged && threadIdx.x < kWalkRows) {
-      sm90::bulk_store(state_out + (long long)(k0 + threadIdx.x) * V, staged + threadIdx.x * L::kOutLd, V * 2);
-      sm90::bulk_commit();
-    }
 
     const float d0 = ptx::exp2_approx(last[warp * 16 + gq]);
     const float d1 = ptx::exp2_approx(last[warp * 16 + gq + 8]);
@@ -159,7 +168,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
     ptx::cp_async_commit();
   }
 
-  if (kStaged && threadIdx.x < kWalkRows) sm90::bulk_wait_read_all();  // staging is read before the CTA exits
+  if (kStaged && lane == 0) sm90::bulk_wait_read_all();  // staging is read before the CTA exits
   if (W == Walk::StateGrads && p.dh0) {
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt)

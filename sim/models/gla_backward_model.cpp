@@ -232,8 +232,8 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
   loop.tiles = 1;
   loop.loads = {load(C * K * 2, 1.0, engine, "load q"),       load(C * K * 2, 1.0, engine, "load k"),
                 load(C * K * 4, 1.0, engine, "load g"),       load(C * V * 2, 1.0, engine, "load do"),
-                load(C * V * 2, 1.0, engine, "load v"),       load(K * V * 2, 1.0, hw.copy_engine, "load S_n"),
-                load(K * V * 2, 1.0, hw.copy_engine, "load dS_n")};  // a bulk copy a row
+                load(C * V * 2, 1.0, engine, "load v"),       load(K * V * 2, 1.0, engine, "load S_n"),
+                load(K * V * 2, 1.0, engine, "load dS_n")};
   loop.compute = single_anchor_chunk_phases(hw, K, V);
   loop.stores = {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
                  store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")};
