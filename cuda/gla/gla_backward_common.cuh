@@ -7,7 +7,7 @@
 //   1. states      the chunks walked forwards (gla_state_walk_kernel.cuh): S_n entering every
 //                  chunk, bf16;
 //   2. state grads the same walk backwards: dS_n = dL/dS at the end of chunk n (bf16), and dh0;
-//   3. chunk grads every (b, h, chunk) apart, all chunks at once: dq, dk, dv and dg from the
+//   3. chunk grads one CTA per (b, h, chunk), all chunks at once: dq, dk, dv and dg from the
 //                  chunk's q, k, v, g, do, S_n and dS_n.
 //
 // The gates. dg_t is the sum over u >= t of dL/da_u = q_u * dq_u - k_u * dk_u (a_u the
@@ -54,7 +54,6 @@ struct Params {
   float* dh0;          // [B,H,K,V] or null
   int T, H, V;
   int num_chunks;
-  int items;  // pass 3's work items: chunks x heads x batch rows, or the varlen bound x heads
   float scale;
   // A variable-length batch (gla_varlen.hpp; B = 1): h0, dhT, dh0 one per sequence, the states
   // in its layout. cu_seqlens null: a dense batch.

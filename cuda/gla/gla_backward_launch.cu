@@ -1,6 +1,4 @@
 // Instantiates the gla backward's kernels for K, V in {64, 128} and launches them.
-#include <algorithm>
-
 #include <cuda_runtime.h>
 
 #include "gla/gla_backward_launch.hpp"
@@ -56,24 +54,12 @@ cudaError_t walk(const Problem& p, cudaStream_t s) {
   return launch(kernel, dim3(K / kern::kWalkRows, p.H, sequences(p)), kern::kWalkThreads, smem, params_of(p), s);
 }
 
-// Pass 3 is persistent: as many CTAs as fit on the GPU at once (or one per item, if fewer).
 template <int K, int V>
 cudaError_t chunk_grads_kv(const Problem& p, cudaStream_t s) {
-  kern::Params kp = params_of(p);
-  const long long items = (long long)p.H * (p.varlen.cu_seqlens ? p.max_chunks : (long long)kp.num_chunks * p.B);
-  kp.items = static_cast<int>(items);
-  const auto kernel = kern::gla_chunk_grad_kernel<K, V>;
-  constexpr int smem = kern::ChunkGradLayout<K, V>::kBytes;
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); e != cudaSuccess)
-    return e;
-  int device = 0, sms = 0, per_sm = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
-  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kern::kChunkGradThreads, smem);
-      e != cudaSuccess)
-    return e;
-  const long long ctas = std::min<long long>(items, (long long)sms * std::max(per_sm, 1));
-  return launch(kernel, dim3(static_cast<unsigned>(ctas)), kern::kChunkGradThreads, smem, kp, s);
+  const kern::Params kp = params_of(p);
+  const dim3 grid = p.varlen.cu_seqlens ? dim3(static_cast<unsigned>(p.max_chunks) * p.H) : dim3(kp.num_chunks, p.H, p.B);
+  return launch(kern::gla_chunk_grad_kernel<K, V>, grid, kern::kChunkGradThreads, kern::ChunkGradLayout<K, V>::kBytes,
+                kp, s);
 }
 
 }  // namespace

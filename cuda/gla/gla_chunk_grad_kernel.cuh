@@ -1,5 +1,5 @@
 #pragma once
-// gla backward, pass 3 (gla_backward_common.cuh): for each (b, h, chunk), a CTA turns the chunk's
+// gla backward, pass 3 (gla_backward_common.cuh): one CTA per (b, h, chunk) turns the chunk's
 // q, k, v, g, do, its entry state S_n and the gradient at its end dS_n into dq, dk, dv, dg.
 // With b the in-chunk cumulative log2-gate, D_{t,j} = 2^{b_t - b_j} (j <= t) and s the scale:
 //   dA_{t,j} = s <do_t, v_j> (j <= t)          A_{t,j} = s <q_t D_{t,j}, k_j>
@@ -13,7 +13,7 @@
 // GEMM); otherwise an anchor per 16-row sub-chunk and the pairs inside one summed directly
 // (gla_chunk_grad_anchored.cuh).
 //
-// Eight warps, phases separated by barriers, per work item (chunk of one head):
+// Eight warps, phases separated by barriers:
 //   A  warps 0-3: dA for rows 16w.. (do v^T);  warps 4-7: A for rows 16(w-4)..
 //   B  all warps: dq and dk for rows 16(w%4).., K columns half w/4
 //   C  q dq - k dk through shared memory, reverse-summed per column -> dg
@@ -29,124 +29,82 @@ namespace overlap::cuda::gla_backward_kernel {
 template <int K, int V>
 constexpr int kChunkGradMinBlocks = 2 * (ChunkGradLayout<K, V>::kBytes + 1024) <= 228 * 1024 ? 2 : 1;
 
-// Work item i of pass 3, one chunk of one head. A dense batch: i = n + NT (h + H b), a head's
-// chunks side by side. A variable-length batch: i = h + H c for chunk state c, up to a bound on
-// the chunk count (items past the true count have nothing to do, and come after every item that
-// has): the heads of a chunk side by side, so that the items in flight read whole rows of
-// [T, H, K] rather than one head's 2 or 4 hundred bytes in each.
-struct ChunkItem {
-  int n, h, bb;
-  bool valid;
-};
-__device__ __forceinline__ ChunkItem chunk_item(const Params& p, int i) {
-  ChunkItem it{0, 0, 0, i < p.items};
-  if (!it.valid) return it;
-  if (p.varlen.cu_seqlens) {
-    it.h = i % p.H;
-    const int c = i / p.H;
-    it.bb = p.varlen.chunk_seq[c];
-    it.valid = it.bb >= 0;
-    if (it.valid) it.n = c - p.varlen.chunk_begin[it.bb];
-  } else {
-    it.n = i % p.num_chunks;
-    it.h = (i / p.num_chunks) % p.H;
-    it.bb = i / (p.num_chunks * p.H);
-  }
-  return it;
-}
-
-// Persistent: a CTA takes items blockIdx.x, + gridDim.x, ... (the grid fills the SMs once), and
-// loads the next item's q, k, g, v and S_n while it forms this item's dv (phase D), into the
-// space the phases before it are done with; its do and dS_n follow when phase D is done. With one
-// CTA an SM (K = V = 128) a CTA's loads otherwise overlapped none of its own work, and its stores
-// drained before the next CTA could start.
 template <int K, int V>
 __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)) gla_chunk_grad_kernel(const Params p) {
   using L = ChunkGradLayout<K, V>;
   extern __shared__ __align__(128) unsigned char smem[];
-  int i = blockIdx.x;
-  ChunkItem cur = chunk_item(p, i);
-  if (!cur.valid) return;
-  load_chunk_ahead<K, V>(p, slice_of<K>(p, cur.bb, cur.h), smem, cur.n);
-  ptx::cp_async_commit();
-
+  // A dense batch: CTA (n, h, b). A variable-length batch: CTA h + H c for chunk state c, up to
+  // a bound on the chunk count (the CTAs past the true count have nothing to do): the heads of
+  // a chunk side by side, so that the CTAs in flight read whole rows of [T, H, K] rather than
+  // one head's 2 or 4 hundred bytes in each.
+  int n = blockIdx.x, bb = blockIdx.z, h = blockIdx.y;
+  if (p.varlen.cu_seqlens) {
+    h = blockIdx.x % p.H;
+    n = blockIdx.x / p.H;
+    bb = p.varlen.chunk_seq[n];
+    if (bb < 0) return;
+    n -= p.varlen.chunk_begin[bb];
+  }
+  const Slice sl = slice_of<K>(p, bb, h);
   const int warp = threadIdx.x >> 5;
   const int rows0 = (warp % 4) * kSub;  // the 16 rows this warp serves
+  const int t0 = n * kChunk;
   const long long qk_stride = (long long)p.H * K, v_stride = (long long)p.H * V;
   float* b = reinterpret_cast<float*>(smem + L::kB);
+
+  load_chunk_grad_inputs<K, V>(p, sl, smem, n);
+  ptx::cp_async_wait<1>();  // the chunk's rows; S_n and dS_n still on the way
+  __syncthreads();
+  cumsum_log2<K, kChunkGradThreads>(b, L::kBLd, reinterpret_cast<float*>(smem + L::kTotals));
+  __syncthreads();  // the last row of b is read below
+  const bool mild = __syncthreads_and(threadIdx.x >= K || b[(kChunk - 1) * L::kBLd + threadIdx.x] >=
+                                                              single_anchor::kMinLastGate);
+
+  // Phase B: every warp forms dq and dk for its 16 rows and half the K columns, so that the
+  // triangular intra-chunk sums (row block w: w + 1 key blocks for dq, 4 - w for dk) add up to
+  // the same work in every warp, and q dq - k dk is formed in the warp that holds both.
+  constexpr int kNT = K / 16;  // n-tiles of 8 columns in half of K
+  const int c0 = (warp / 4) * (K / 2);
+  float dq_acc[kNT][4] = {}, dk_acc[kNT][4] = {};
   float* col_sums = reinterpret_cast<float*>(smem + L::kColSums) + (warp % 4) * K;
   const float* diag = reinterpret_cast<const float*>(smem + L::kDAdiag) + (warp % 4) * kSub * kSub;
+  bf16* dq = p.dq + sl.qk_row0 + t0 * qk_stride;
+  bf16* dk = p.dk + sl.qk_row0 + t0 * qk_stride;
   const bf16* q_smem = reinterpret_cast<const bf16*>(smem + L::kQ);
   const bf16* k_smem = reinterpret_cast<const bf16*>(smem + L::kK);
-  for (;;) {
-    const int n = cur.n;
-    const Slice sl = slice_of<K>(p, cur.bb, cur.h);
-    const int t0 = n * kChunk;
-    load_chunk_late<K, V>(p, sl, smem, n);
-    ptx::cp_async_commit();
-    ptx::cp_async_wait<1>();  // q, k, g, v, S_n; do and dS_n still on the way
+  if (mild) {
+    single_anchor::decay_operands<K, V>(smem);
     __syncthreads();
-    cumsum_log2<K, kChunkGradThreads>(b, L::kBLd, reinterpret_cast<float*>(smem + L::kTotals));
-    __syncthreads();  // the last row of b is read below
-    const bool mild = __syncthreads_and(threadIdx.x >= K || b[(kChunk - 1) * L::kBLd + threadIdx.x] >=
-                                                                single_anchor::kMinLastGate);
-
-    // Phase B: every warp forms dq and dk for its 16 rows and half the K columns, so that the
-    // triangular intra-chunk sums (row block w: w + 1 key blocks for dq, 4 - w for dk) add up to
-    // the same work in every warp, and q dq - k dk is formed in the warp that holds both.
-    constexpr int kNT = K / 16;  // n-tiles of 8 columns in half of K
-    const int c0 = (warp / 4) * (K / 2);
-    float dq_acc[kNT][4] = {}, dk_acc[kNT][4] = {};
-    bf16* dq = p.dq + sl.qk_row0 + t0 * qk_stride;
-    bf16* dk = p.dk + sl.qk_row0 + t0 * qk_stride;
-    if (mild) {
-      single_anchor::decay_operands<K, V>(smem);
-      ptx::cp_async_wait<0>();  // do, dS_n
-      __syncthreads();
-      if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
-      else single_anchor::form_A<K, V>(smem, rows0, p.scale);
-      __syncthreads();
-      state_dots<K, V>(smem);  // read in phase C, after several barriers
-      single_anchor::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);
-      store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, b, L::kBLd, dq, qk_stride, rows0, c0, t0, sl.T);
-      single_anchor::form_dk<K, V>(dk_acc, smem, rows0, c0, col_sums);
-      store_grad_rows<kNT, true>(dk_acc, diag, q_smem, L::kQkLd, b, L::kBLd, dk, qk_stride, rows0, c0, t0, sl.T);
-    } else {
-      ptx::cp_async_wait<0>();  // do, dS_n
-      __syncthreads();
-      if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
-      else anchored::form_A<K, V>(smem, rows0, p.scale);
-      __syncthreads();
-      state_dots<K, V>(smem);
-      anchored::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);
-      store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, nullptr, 0, dq, qk_stride, rows0, c0, t0, sl.T);
-      anchored::form_dk<K, V>(dk_acc, smem, rows0, c0, col_sums);
-      store_grad_rows(dk_acc, diag, q_smem, L::kQkLd, nullptr, 0, dk, qk_stride, rows0, c0, t0, sl.T);
-    }
-    __syncthreads();  // S_n, v and dA are no longer read: their space takes q dq - k dk
-
-    gates_grad<K, V>(p, smem, dq_acc, dk_acc, rows0, c0, n, mild, p.dg + sl.qk_row0 + t0 * qk_stride, sl.T);
-    __syncthreads();  // q, k, b and the space of S_n and v are free, except to the anchored dv (k, b)
-
-    i += gridDim.x;
-    const ChunkItem next = chunk_item(p, i);
-    if (next.valid && mild) load_chunk_ahead<K, V>(p, slice_of<K>(p, next.bb, next.h), smem, next.n);
-    ptx::cp_async_commit();
-
-    float dv[V / 16][4] = {};
-    const int v0 = (warp / 4) * (V / 2);
-    dv_from_A<K, V>(dv, smem, rows0, v0);
-    if (mild) single_anchor::dv_from_state<K, V>(dv, smem, rows0, v0);
-    else anchored::dv_from_state<K, V>(dv, smem, rows0, v0);
-    store_rows_bf16(dv, p.dv + sl.v_row0 + t0 * v_stride + v0, v_stride, rows0, t0, sl.T);
-    if (!next.valid) break;
-    __syncthreads();  // do, dS_n, A and the decayed k are read: the next item's loads may land
-    if (!mild) {
-      load_chunk_ahead<K, V>(p, slice_of<K>(p, next.bb, next.h), smem, next.n);
-      ptx::cp_async_commit();  // an empty group above keeps the count of groups in flight the same
-    }
-    cur = next;
+    if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
+    else single_anchor::form_A<K, V>(smem, rows0, p.scale);
+    ptx::cp_async_wait<0>();
+    __syncthreads();
+    state_dots<K, V>(smem);  // read in phase C, after several barriers
+    single_anchor::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);
+    store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, b, L::kBLd, dq, qk_stride, rows0, c0, t0, sl.T);
+    single_anchor::form_dk<K, V>(dk_acc, smem, rows0, c0, col_sums);
+    store_grad_rows<kNT, true>(dk_acc, diag, q_smem, L::kQkLd, b, L::kBLd, dk, qk_stride, rows0, c0, t0, sl.T);
+  } else {
+    if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
+    else anchored::form_A<K, V>(smem, rows0, p.scale);
+    ptx::cp_async_wait<0>();
+    __syncthreads();
+    state_dots<K, V>(smem);
+    anchored::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);
+    store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, nullptr, 0, dq, qk_stride, rows0, c0, t0, sl.T);
+    anchored::form_dk<K, V>(dk_acc, smem, rows0, c0, col_sums);
+    store_grad_rows(dk_acc, diag, q_smem, L::kQkLd, nullptr, 0, dk, qk_stride, rows0, c0, t0, sl.T);
   }
+  __syncthreads();  // S_n, v and dA are no longer read: their space takes q dq - k dk
+
+  gates_grad<K, V>(p, smem, dq_acc, dk_acc, rows0, c0, n, mild, p.dg + sl.qk_row0 + t0 * qk_stride, sl.T);
+
+  float dv[V / 16][4] = {};
+  const int v0 = (warp / 4) * (V / 2);
+  dv_from_A<K, V>(dv, smem, rows0, v0);
+  if (mild) single_anchor::dv_from_state<K, V>(dv, smem, rows0, v0);
+  else anchored::dv_from_state<K, V>(dv, smem, rows0, v0);
+  store_rows_bf16(dv, p.dv + sl.v_row0 + t0 * v_stride + v0, v_stride, rows0, t0, sl.T);
 }
 
 }  // namespace overlap::cuda::gla_backward_kernel

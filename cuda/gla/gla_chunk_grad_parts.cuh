@@ -5,33 +5,26 @@
 
 namespace overlap::cuda::gla_backward_kernel {
 
-// A chunk's inputs in two parts (cp.async; the caller commits each as a group). Ahead: q, k, g, v
-// and S_n, all that the phases up to A read besides do, issued while the previous item forms
-// dv (gla_chunk_grad_kernel.cuh). Late: do and dS_n, which that dv still reads.
+// The chunk's inputs in two cp.async groups: its rows of q, k, g, do and v first (all that
+// phases up to A need), then S_n and dS_n (phase B on), so that the gate sums, the decayed
+// operands and dA / A run while the states land.
 template <int K, int V>
-__device__ void load_chunk_ahead(const Params& p, const Slice& sl, unsigned char* smem, int n) {
+__device__ void load_chunk_grad_inputs(const Params& p, const Slice& sl, unsigned char* smem, int n) {
   using L = ChunkGradLayout<K, V>;
   constexpr int kT = kChunkGradThreads;
   const int t0 = n * kChunk, valid = min(kChunk, sl.T - t0);
   const long long qk_stride = (long long)p.H * K, v_stride = (long long)p.H * V;
   const long long qk0 = sl.qk_row0 + t0 * qk_stride, v0 = sl.v_row0 + t0 * v_stride;
+  const long long state = sl.states0 + (long long)n * K * V;
   load_rows<kT, kChunk, K>(reinterpret_cast<bf16*>(smem + L::kQ), L::kQkLd, p.q + qk0, qk_stride, valid);
   load_rows<kT, kChunk, K>(reinterpret_cast<bf16*>(smem + L::kK), L::kQkLd, p.k + qk0, qk_stride, valid);
   load_rows<kT, kChunk, K>(reinterpret_cast<float*>(smem + L::kB), L::kBLd, p.g + qk0, qk_stride, valid);
+  load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kDo), L::kVLd, p.do_ + v0, v_stride, valid);
   load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kV), L::kVLd, p.v + v0, v_stride, valid);
-  load_rows<kT, K, V>(reinterpret_cast<bf16*>(smem + L::kSn), L::kVLd, p.states + sl.states0 + (long long)n * K * V,
-                      V, K);
-}
-template <int K, int V>
-__device__ void load_chunk_late(const Params& p, const Slice& sl, unsigned char* smem, int n) {
-  using L = ChunkGradLayout<K, V>;
-  constexpr int kT = kChunkGradThreads;
-  const int t0 = n * kChunk, valid = min(kChunk, sl.T - t0);
-  const long long v_stride = (long long)p.H * V;
-  load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kDo), L::kVLd, p.do_ + sl.v_row0 + t0 * v_stride,
-                           v_stride, valid);
-  load_rows<kT, K, V>(reinterpret_cast<bf16*>(smem + L::kDS), L::kVLd, p.dstates + sl.states0 + (long long)n * K * V,
-                      V, K);
+  ptx::cp_async_commit();
+  load_rows<kT, K, V>(reinterpret_cast<bf16*>(smem + L::kSn), L::kVLd, p.states + state, V, K);
+  load_rows<kT, K, V>(reinterpret_cast<bf16*>(smem + L::kDS), L::kVLd, p.dstates + state, V, K);
+  ptx::cp_async_commit();
 }
 
 // acc[j] (n-tiles of 8 columns) += <x_t, y_j> for rows t = i0..i0+15 and the 16-column blocks
