@@ -237,6 +237,7 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
   loop.compute = single_anchor_chunk_phases(hw, K, V);
   loop.stores = {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
                  store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")};
+  loop.async_stores = true;  // stores from registers as each phase ends (STG), not waited for
   LoopSchedule s;
   s.stages = 1;
   s.compute_warps = tiling::kChunkGradWarps;
