@@ -161,8 +161,7 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
     add_phase(steps, w, true, TensorPath::WarpMma, "decay q, k");
   }
   {  // Phase A. Warps 0-3: dA = s do v^T up to the diagonal; warps 4-7: A = s q~ k~^T up to the
-     // diagonal. (S_n and dS_n load meanwhile; not modelled: the loads are charged before the
-     // phases.)
+     // diagonal. (S_n and dS_n load meanwhile: chunk_grad_kernel waits for them before R_n.)
     std::vector<WarpWork> w(warps);
     for (int o = 0; o < 4; ++o) {
       WarpWork& x = w[o];
@@ -219,6 +218,10 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
   return steps;
 }
 
+// Pass 3 as the kernel runs it (gla_chunk_grad_kernel.cuh): one chunk per CTA, its loads in two
+// cp.async groups, the chunk's rows first, S_n and dS_n second; the gate sums, the decay and
+// dA / A wait only for the first, R_n on for both; the stores issued as each phase ends, not
+// waited for.
 KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d) {
   const double C = kChunk, K = double(d.K), V = double(d.V);
   const CopyEngine engine = engine_on(hw);
@@ -228,20 +231,39 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
   k.threads_per_cta = tiling::kChunkGradThreads;
   k.regs_per_cta = regs_for_warps(tiling::kChunkGradWarps, chunk_grad_regs(d.K, d.V));
   k.smem_bytes = tiling::chunk_grad_smem_bytes(int(d.K), int(d.V));
-  TileLoop loop;
-  loop.tiles = 1;
-  loop.loads = {load(C * K * 2, 1.0, engine, "load q"),       load(C * K * 2, 1.0, engine, "load k"),
-                load(C * K * 4, 1.0, engine, "load g"),       load(C * V * 2, 1.0, engine, "load do"),
-                load(C * V * 2, 1.0, engine, "load v"),       load(K * V * 2, 1.0, engine, "load S_n"),
-                load(K * V * 2, 1.0, engine, "load dS_n")};
-  loop.compute = single_anchor_chunk_phases(hw, K, V);
-  loop.stores = {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
-                 store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")};
-  loop.async_stores = true;  // stores from registers as each phase ends (STG), not waited for
-  LoopSchedule s;
-  s.stages = 1;
-  s.compute_warps = tiling::kChunkGradWarps;
-  build_tile_loop(k, loop, s);
+  k.tiles = 1;
+  enum { kRows = 0, kStates = 1 };
+  const std::vector<Step> rows = {load(C * K * 2, 1.0, engine, "load q"), load(C * K * 2, 1.0, engine, "load k"),
+                                  load(C * K * 4, 1.0, engine, "load g"), load(C * V * 2, 1.0, engine, "load do"),
+                                  load(C * V * 2, 1.0, engine, "load v")};
+  const std::vector<Step> states = {load(K * V * 2, 1.0, engine, "load S_n"), load(K * V * 2, 1.0, engine, "load dS_n")};
+  k.barriers = {{"rows", int(rows.size())}, {"states", int(states.size())}};
+  Role r;
+  r.name = "warps";
+  r.warps = tiling::kChunkGradWarps;
+  for (const auto& [group, barrier] : {std::pair{&rows, int(kRows)}, std::pair{&states, int(kStates)}})
+    for (Step s : *group) {
+      s.kind = StepKind::Issue;
+      s.barrier = barrier;
+      s.offset = 0;
+      r.body.push_back(std::move(s));
+    }
+  r.body.push_back(wait(kRows, 0, "wait rows"));
+  bool states_waited = false;
+  for (const Step& s : single_anchor_chunk_phases(hw, K, V)) {
+    if (!states_waited && s.label.rfind("R_n", 0) == 0) {
+      r.body.push_back(wait(kStates, 0, "wait S_n, dS_n"));
+      states_waited = true;
+    }
+    r.body.push_back(s);
+  }
+  OVERLAP_REQUIRE(states_waited, "gla_backward chunk grads: no R_n phase to wait for S_n before");
+  for (Step s : {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
+                 store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")}) {
+    s.kind = StepKind::Issue;  // STG from registers as each phase ends, not waited for
+    r.body.push_back(std::move(s));
+  }
+  k.roles.push_back(std::move(r));
   return k;
 }
 
