@@ -53,12 +53,14 @@ __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)
   float* b = reinterpret_cast<float*>(smem + L::kB);
 
   load_chunk_grad_inputs<K, V>(p, sl, smem, n);
-  ptx::cp_async_wait<1>();  // the chunk's rows; S_n and dS_n still on the way
+  ptx::cp_async_wait<3>();  // g
   __syncthreads();
   cumsum_log2<K, kChunkGradThreads>(b, L::kBLd, reinterpret_cast<float*>(smem + L::kTotals));
   __syncthreads();  // the last row of b is read below
   const bool mild = __syncthreads_and(threadIdx.x >= K || b[(kChunk - 1) * L::kBLd + threadIdx.x] >=
                                                               single_anchor::kMinLastGate);
+  ptx::cp_async_wait<2>();  // q, k
+  __syncthreads();
 
   // Phase B: every warp forms dq and dk for its 16 rows and half the K columns, so that the
   // triangular intra-chunk sums (row block w: w + 1 key blocks for dq, 4 - w for dk) add up to
@@ -74,6 +76,7 @@ __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)
   const bf16* k_smem = reinterpret_cast<const bf16*>(smem + L::kK);
   if (mild) {
     single_anchor::decay_operands<K, V>(smem);
+    ptx::cp_async_wait<1>();  // do, v
     __syncthreads();
     if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
     else single_anchor::form_A<K, V>(smem, rows0, p.scale);
@@ -85,6 +88,8 @@ __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)
     single_anchor::form_dk<K, V>(dk_acc, smem, rows0, c0, col_sums);
     store_grad_rows<kNT, true>(dk_acc, diag, q_smem, L::kQkLd, b, L::kBLd, dk, qk_stride, rows0, c0, t0, sl.T);
   } else {
+    ptx::cp_async_wait<1>();  // do, v
+    __syncthreads();
     if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
     else anchored::form_A<K, V>(smem, rows0, p.scale);
     ptx::cp_async_wait<0>();

@@ -5,9 +5,9 @@
 
 namespace overlap::cuda::gla_backward_kernel {
 
-// The chunk's inputs in two cp.async groups: its rows of q, k, g, do and v first (all that
-// phases up to A need), then S_n and dS_n (phase B on), so that the gate sums, the decayed
-// operands and dA / A run while the states land.
+// The chunk's inputs in four cp.async groups, in the order the phases first read them, so that
+// each phase waits only for what it reads (one CTA an SM at K = V = 128: nothing else hides the
+// loads): g (the gate sums), q and k (the decay; A), do and v (dA), then S_n and dS_n (R_n on).
 template <int K, int V>
 __device__ void load_chunk_grad_inputs(const Params& p, const Slice& sl, unsigned char* smem, int n) {
   using L = ChunkGradLayout<K, V>;
@@ -16,9 +16,11 @@ __device__ void load_chunk_grad_inputs(const Params& p, const Slice& sl, unsigne
   const long long qk_stride = (long long)p.H * K, v_stride = (long long)p.H * V;
   const long long qk0 = sl.qk_row0 + t0 * qk_stride, v0 = sl.v_row0 + t0 * v_stride;
   const long long state = sl.states0 + (long long)n * K * V;
+  load_rows<kT, kChunk, K>(reinterpret_cast<float*>(smem + L::kB), L::kBLd, p.g + qk0, qk_stride, valid);
+  ptx::cp_async_commit();
   load_rows<kT, kChunk, K>(reinterpret_cast<bf16*>(smem + L::kQ), L::kQkLd, p.q + qk0, qk_stride, valid);
   load_rows<kT, kChunk, K>(reinterpret_cast<bf16*>(smem + L::kK), L::kQkLd, p.k + qk0, qk_stride, valid);
-  load_rows<kT, kChunk, K>(reinterpret_cast<float*>(smem + L::kB), L::kBLd, p.g + qk0, qk_stride, valid);
+  ptx::cp_async_commit();
   load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kDo), L::kVLd, p.do_ + v0, v_stride, valid);
   load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kV), L::kVLd, p.v + v0, v_stride, valid);
   ptx::cp_async_commit();

@@ -218,10 +218,10 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
   return steps;
 }
 
-// Pass 3 as the kernel runs it (gla_chunk_grad_kernel.cuh): one chunk per CTA, its loads in two
-// cp.async groups, the chunk's rows first, S_n and dS_n second; the gate sums, the decay and
-// dA / A wait only for the first, R_n on for both; the stores issued as each phase ends, not
-// waited for.
+// Pass 3 as the kernel runs it (gla_chunk_grad_kernel.cuh): one chunk per CTA, its loads in four
+// cp.async groups in the order the phases first read them, each phase waiting only for its own
+// (g before the gate sums, q and k before the decay, do and v before dA / A, S_n and dS_n before
+// R_n); the stores issued as each phase ends, not waited for.
 KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d) {
   const double C = kChunk, K = double(d.K), V = double(d.V);
   const CopyEngine engine = engine_on(hw);
@@ -232,32 +232,36 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
   k.regs_per_cta = regs_for_warps(tiling::kChunkGradWarps, chunk_grad_regs(d.K, d.V));
   k.smem_bytes = tiling::chunk_grad_smem_bytes(int(d.K), int(d.V));
   k.tiles = 1;
-  enum { kRows = 0, kStates = 1 };
-  const std::vector<Step> rows = {load(C * K * 2, 1.0, engine, "load q"), load(C * K * 2, 1.0, engine, "load k"),
-                                  load(C * K * 4, 1.0, engine, "load g"), load(C * V * 2, 1.0, engine, "load do"),
-                                  load(C * V * 2, 1.0, engine, "load v")};
-  const std::vector<Step> states = {load(K * V * 2, 1.0, engine, "load S_n"), load(K * V * 2, 1.0, engine, "load dS_n")};
-  k.barriers = {{"rows", int(rows.size())}, {"states", int(states.size())}};
+  struct Group {
+    std::vector<Step> loads;
+    std::string first_phase;  // the label prefix of the first phase that reads them
+  };
+  const std::vector<Group> groups = {
+      {{load(C * K * 4, 1.0, engine, "load g")}, "gate cumsum"},
+      {{load(C * K * 2, 1.0, engine, "load q"), load(C * K * 2, 1.0, engine, "load k")}, "decay q, k"},
+      {{load(C * V * 2, 1.0, engine, "load do"), load(C * V * 2, 1.0, engine, "load v")}, "dA, A"},
+      {{load(K * V * 2, 1.0, engine, "load S_n"), load(K * V * 2, 1.0, engine, "load dS_n")}, "R_n"}};
   Role r;
   r.name = "warps";
   r.warps = tiling::kChunkGradWarps;
-  for (const auto& [group, barrier] : {std::pair{&rows, int(kRows)}, std::pair{&states, int(kStates)}})
-    for (Step s : *group) {
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    k.barriers.push_back({groups[g].first_phase + " inputs", int(groups[g].loads.size())});
+    for (Step s : groups[g].loads) {
       s.kind = StepKind::Issue;
-      s.barrier = barrier;
+      s.barrier = int(g);
       s.offset = 0;
       r.body.push_back(std::move(s));
     }
-  r.body.push_back(wait(kRows, 0, "wait rows"));
-  bool states_waited = false;
+  }
+  std::size_t next_group = 0;
   for (const Step& s : single_anchor_chunk_phases(hw, K, V)) {
-    if (!states_waited && s.label.rfind("R_n", 0) == 0) {
-      r.body.push_back(wait(kStates, 0, "wait S_n, dS_n"));
-      states_waited = true;
+    if (next_group < groups.size() && s.label.rfind(groups[next_group].first_phase, 0) == 0) {
+      r.body.push_back(wait(int(next_group), 0, "wait " + groups[next_group].first_phase + " inputs"));
+      ++next_group;
     }
     r.body.push_back(s);
   }
-  OVERLAP_REQUIRE(states_waited, "gla_backward chunk grads: no R_n phase to wait for S_n before");
+  OVERLAP_REQUIRE(next_group == groups.size(), "gla_backward chunk grads: a load group no phase waits for");
   for (Step s : {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
                  store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")}) {
     s.kind = StepKind::Issue;  // STG from registers as each phase ends, not waited for
