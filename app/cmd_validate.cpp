@@ -11,6 +11,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 
 #if !defined(OVERLAP_WITH_CUDA) && defined(OVERLAP_GPU_TOOL)
 #include <unistd.h>
@@ -62,6 +63,18 @@ std::string closest_profile(const std::string& gpu_name, int compute_capability)
 }
 
 #endif  // OVERLAP_WITH_CUDA
+
+// report.md, report.json and plot.svg into `dir`; the markdown to stdout as well. A report with
+// a failed check exits 1.
+void write_report(const ValidationReport& report, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  write_text_atomic(dir / "report.md", render_markdown(report));
+  write_text_atomic(dir / "report.json", report_to_json(report).dump(2) + "\n");
+  write_text_atomic(dir / "plot.svg", render_svg(report));
+  fmt::print("{}", render_markdown(report));
+  fmt::print("\nwrote {}/report.md, report.json, plot.svg\n", dir.string());
+  if (report.summary.failed > 0) throw CLI::RuntimeError(1);
+}
 
 struct ValidateOptions {
   std::vector<std::string> workloads, variants;
@@ -152,9 +165,7 @@ ValidationReport run_validation(const ValidateOptions& o, const std::string& com
       }
     }
   }
-  report.pairs = hypothesis_pairs(report.rows);
-  report.tuning = tune_checks(report.rows);
-  report.summary = summarize(report.rows, report.pairs, report.tuning);
+  score(report);
   return report;
 }
 
@@ -203,16 +214,39 @@ void register_validate_commands(CLI::App& app) {
     const std::filesystem::path dir =
         opts->out.empty() ? std::filesystem::path("docs/validation") / (report.date + "-" + slug(report.gpu))
                           : std::filesystem::path(opts->out);
-    std::filesystem::create_directories(dir);
-    write_text_atomic(dir / "report.md", render_markdown(report));
-    write_text_atomic(dir / "report.json", report_to_json(report).dump(2) + "\n");
-    write_text_atomic(dir / "plot.svg", render_svg(report));
-    fmt::print("{}", render_markdown(report));
-    fmt::print("\nwrote {}/report.md, report.json, plot.svg\n", dir.string());
-    if (report.summary.failed > 0) throw CLI::RuntimeError(1);
+    write_report(report, dir);
 #else
     run_gpu_command("validate");
 #endif
+  });
+
+  // Several validate runs (one per workload, each within a machine's time limit) as the one
+  // report they would have made together. No GPU needed.
+  auto merge_inputs = std::make_shared<std::vector<std::string>>();
+  auto merge_out = std::make_shared<std::string>();
+  auto* m = app.add_subcommand("merge-reports", "Combine the report.json of several validate runs on one GPU into one report");
+  m->add_option("reports", *merge_inputs, "report.json files; a later file's row replaces an earlier one's")
+      ->required()
+      ->check(CLI::ExistingFile);
+  m->add_option("--out,-o", *merge_out, "report directory to write")->required();
+  m->callback([merge_inputs, merge_out] {
+    std::vector<ValidationReport> reports;
+    for (const auto& path : *merge_inputs) {
+      std::ifstream in(path);
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(in);
+      } catch (const nlohmann::json::exception& e) {
+        throw Error(fmt::format("merge-reports: {} is not JSON ({})", path, e.what()));
+      }
+      try {
+        reports.push_back(report_from_json(j));
+      } catch (const Error& e) {
+        throw Error(fmt::format("merge-reports: {}: {}", path, e.what()));
+      }
+    }
+    const ValidationReport report = merge_reports(reports);
+    write_report(report, *merge_out);
   });
 
   struct CalibrateOptions {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "core/error.hpp"
 #include "core/statistics.hpp"
 
 namespace overlap::app {
@@ -170,6 +171,81 @@ std::string render_markdown(const ValidationReport& r) {
   }
   md += "\n![predicted against measured](plot.svg)\n";
   return md;
+}
+
+void score(ValidationReport& report) {
+  report.pairs = hypothesis_pairs(report.rows);
+  report.tuning = tune_checks(report.rows);
+  report.summary = summarize(report.rows, report.pairs, report.tuning);
+}
+
+namespace {
+
+template <class T>
+T field(const nlohmann::json& j, const char* key, const std::string& where) {
+  OVERLAP_REQUIRE(j.is_object() && j.contains(key), "validation report: {} has no \"{}\"", where, key);
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(fmt::format("validation report: {}'s \"{}\" is {} ({}), not the type expected", where, key,
+                            j.at(key).dump(), j.at(key).type_name()));
+  }
+}
+
+}  // namespace
+
+ValidationReport report_from_json(const nlohmann::json& j) {
+  OVERLAP_REQUIRE(j.is_object() && j.value("format", std::string()) == "overlap-validation-report",
+                  "validation report: not an overlap validate report.json (its \"format\" is {})",
+                  j.is_object() && j.contains("format") ? j.at("format").dump() : std::string("missing"));
+  ValidationReport r;
+  r.gpu = field<std::string>(j, "gpu", "the report");
+  r.date = field<std::string>(j, "date", "the report");
+  r.profile = field<std::string>(j, "profile", "the report");
+  r.command = field<std::string>(j, "command", "the report");
+  const auto rows = j.value("rows", nlohmann::json::array());
+  OVERLAP_REQUIRE(rows.is_array(), "validation report: \"rows\" is {}, not an array", rows.type_name());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& x = rows[i];
+    const std::string where = fmt::format("row {}", i);
+    ValidationRow row;
+    row.workload = field<std::string>(x, "workload", where);
+    row.variant = field<std::string>(x, "variant", where);
+    row.shape = field<std::string>(x, "shape", where);
+    row.passed = field<bool>(x, "passed", where);
+    row.failure = field<std::string>(x, "failure", where);
+    row.worst_rel_error = field<double>(x, "worst_rel_error", where);
+    row.measured_us = field<double>(x, "measured_us", where);
+    row.timed_runs = field<int>(x, "timed_runs", where);
+    row.predicted_us = field<double>(x, "predicted_us", where);
+    row.bottleneck = field<std::string>(x, "bottleneck", where);
+    r.rows.push_back(std::move(row));
+  }
+  score(r);
+  return r;
+}
+
+ValidationReport merge_reports(const std::vector<ValidationReport>& reports) {
+  OVERLAP_REQUIRE(!reports.empty(), "merge_reports: no reports to merge");
+  ValidationReport out;
+  out.gpu = reports.front().gpu;
+  out.profile = reports.front().profile;
+  for (const auto& r : reports) {
+    OVERLAP_REQUIRE(r.gpu == out.gpu, "merge_reports: the reports are of different GPUs ({} and {})", out.gpu, r.gpu);
+    OVERLAP_REQUIRE(r.profile == out.profile, "merge_reports: the reports were predicted with different profiles ({} and {})",
+                    out.profile, r.profile);
+    out.date = std::max(out.date, r.date);  // ISO dates order as strings
+    out.command += (out.command.empty() ? "" : "; ") + r.command;
+    for (const auto& row : r.rows) {
+      const auto same = std::find_if(out.rows.begin(), out.rows.end(), [&](const ValidationRow& o) {
+        return o.workload == row.workload && o.variant == row.variant && o.shape == row.shape;
+      });
+      if (same != out.rows.end()) *same = row;
+      else out.rows.push_back(row);
+    }
+  }
+  score(out);
+  return out;
 }
 
 nlohmann::json report_to_json(const ValidationReport& r) {

@@ -67,6 +67,20 @@ std::vector<TuneCheck> tune_checks(const std::vector<ValidationRow>& rows);
 ValidationSummary summarize(const std::vector<ValidationRow>& rows, const std::vector<SpeedupPair>& pairs,
                             const std::vector<TuneCheck>& tuning = {});
 
+// Pairs, tuning checks and summary of report.rows (what every report carries besides its rows).
+void score(ValidationReport& report);
+
+// A report read back from report_to_json's output: its header and rows, scored again (the
+// pairs, tuning checks and summary in the file are not trusted). Throws overlap::Error naming
+// the field that is missing or of the wrong type.
+ValidationReport report_from_json(const nlohmann::json& j);
+
+// Reports of runs on one GPU with one profile (one per workload, say, each within a time limit)
+// as one: a later report's row replaces an earlier row of the same workload, variant and shape;
+// the newest date is kept, the commands joined. Throws overlap::Error when the GPUs or profiles
+// differ, naming both.
+ValidationReport merge_reports(const std::vector<ValidationReport>& reports);
+
 std::string render_markdown(const ValidationReport& report);
 nlohmann::json report_to_json(const ValidationReport& report);
 std::string render_svg(const ValidationReport& report);  // predicted vs measured, log-log

@@ -153,6 +153,16 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("unknown profile field", run("predict", "--hw", j("bad_profile.json"), "--workload", "gla", "--variant",
                                         "pipelined"), 2, "warp_speed")
 
+    # merge-reports: a report without its date is named, and nothing is written.
+    open(j("no_date.json"), "w").write(json.dumps({"format": "overlap-validation-report", "gpu": "g", "profile": "H100",
+                                                   "command": "c", "rows": []}))
+    expect("report without a date", run("merge-reports", j("no_date.json"), "--out", j("merged")), 2,
+           "no_date.json", 'has no "date"')
+    if os.path.exists(j("merged")):
+        failures.append("merge-reports of a bad report wrote its output directory")
+    else:
+        passed += 1
+
 # Commands that use no GPU load no CUDA library (the dynamic loader's own log of what it maps;
 # validate and calibrate run in the separate overlap-gpu).
 for args in (["list"], ["predict", "--hw", "H100", "--workload", "gla", "--variant", "pipelined_fused"]):

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/error.hpp"
+
 namespace overlap::app {
 namespace {
 
@@ -124,6 +126,85 @@ TEST(ValidationReport, TuneCheckComparesTheModelsPickWithTheMeasuredBest) {
   r.summary = s;
   EXPECT_NE(render_markdown(r).find("| gla | S1 | 4 | c | b | 1.20 | 0.80 |"), std::string::npos) << render_markdown(r);
   EXPECT_EQ(report_to_json(r)["tuning"][0]["pick"], "c");
+}
+
+ValidationReport report_of(std::vector<ValidationRow> rows, const std::string& date, const std::string& command) {
+  ValidationReport r;
+  r.gpu = "NVIDIA H100 80GB HBM3";
+  r.profile = "H100";
+  r.date = date;
+  r.command = command;
+  r.rows = std::move(rows);
+  score(r);
+  return r;
+}
+
+TEST(ValidationReport, ReadsBackWhatItWritesAndScoresItAgain) {
+  ValidationRow failed = row("pipelined_materialized", "S1", 0, 120);
+  failed.passed = false;
+  failed.failure = "o: relative error 0.2 over 0.005";
+  const ValidationReport r = report_of({row("sequential_fused", "S1", 200, 180), row("pipelined_fused", "S1", 100, 110),
+                                        failed},
+                                       "2026-11-26", "overlap validate --workload gla");
+  nlohmann::json j = report_to_json(r);
+  j["summary"]["median_abs_error"] = 0.5;  // a summary in the file is not trusted: it is recomputed
+  const ValidationReport back = report_from_json(j);
+  EXPECT_EQ(back.gpu, r.gpu);
+  EXPECT_EQ(back.profile, "H100");
+  EXPECT_EQ(back.command, r.command);
+  ASSERT_EQ(back.rows.size(), 3u);
+  EXPECT_EQ(back.rows[2].failure, failed.failure);
+  EXPECT_FALSE(back.rows[2].passed);
+  EXPECT_DOUBLE_EQ(back.rows[1].predicted_us, 110);
+  EXPECT_EQ(back.summary.failed, 1);
+  EXPECT_DOUBLE_EQ(back.summary.median_abs_error, r.summary.median_abs_error);
+  EXPECT_EQ(report_to_json(back).dump(), report_to_json(r).dump());
+}
+
+TEST(ValidationReport, ReadingNamesTheFieldThatIsMissingOrMistyped) {
+  nlohmann::json j = report_to_json(report_of({row("sequential_fused", "S1", 200, 180)}, "2026-11-26", "c"));
+  j["rows"][0].erase("measured_us");
+  try {
+    report_from_json(j);
+    FAIL() << "a row without measured_us was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("row 0 has no \"measured_us\""), std::string::npos) << e.what();
+  }
+  j["rows"][0]["measured_us"] = "fast";
+  try {
+    report_from_json(j);
+    FAIL() << "a string measured_us was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("row 0's \"measured_us\" is \"fast\""), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(report_from_json(nlohmann::json{{"format", "something else"}}), Error);
+}
+
+TEST(ValidationReport, MergingKeepsEveryWorkloadAndLetsALaterRunReplaceARow) {
+  ValidationRow lin = row("three_kernel", "L1", 80, 88);
+  lin.workload = "linrnn";
+  const ValidationReport gla = report_of({row("sequential_fused", "S1", 200, 180), row("pipelined_fused", "S1", 100, 110)},
+                                         "2026-11-25", "overlap validate --workload gla");
+  const ValidationReport later = report_of({row("pipelined_fused", "S1", 90, 110), lin}, "2026-11-26",
+                                           "overlap validate --workload linrnn");
+  const ValidationReport m = merge_reports({gla, later});
+  ASSERT_EQ(m.rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(m.rows[1].measured_us, 90);  // the later run's pipelined_fused at S1
+  EXPECT_EQ(m.rows[2].workload, "linrnn");
+  EXPECT_EQ(m.date, "2026-11-26");
+  EXPECT_EQ(m.command, "overlap validate --workload gla; overlap validate --workload linrnn");
+  ASSERT_EQ(m.pairs.size(), 1u);  // sequential_fused ~ pipelined_fused at S1, with the new time
+  EXPECT_DOUBLE_EQ(m.pairs[0].measured, 200.0 / 90.0);
+  EXPECT_EQ(m.summary.timed, 3);
+
+  ValidationReport other = later;
+  other.gpu = "NVIDIA H200";
+  try {
+    merge_reports({gla, other});
+    FAIL() << "reports of two GPUs were merged";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("NVIDIA H100 80GB HBM3 and NVIDIA H200"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 #   bash tools/device/validate_run.sh [extra validate arguments, e.g. --workload linrnn]
 # The same measurements are scored against the calibrated profile afterwards, without the GPU:
 #   python3 tools/rescore_validation.py validation/report.json build/app/overlap --hw calibrated.json
-# With SKIP_CALIBRATE=1 it only validates.
+# With SKIP_CALIBRATE=1 it only validates. Where every workload does not fit one call, run it per
+# workload (`... validate_run.sh --workload dualgemm`, one OUT each) and join the reports:
+#   build/app/overlap merge-reports A/validation/report.json B/validation/report.json --out docs/validation/current
 set -o pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT"
