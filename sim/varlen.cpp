@@ -61,17 +61,22 @@ VarlenPrediction predict_gla_varlen_train(const HardwareProfile& hw, const std::
   for (const auto& k : predict(hw, "gla_backward", "saved_states", parse_shape("gla_backward", dense)).kernels)
     kernels.push_back(k);
   const std::int64_t equal_chunks = chunks(r.equal_T);
+  // Before its loads, every CTA of a varlen kernel looks up its sequence in the plan: two
+  // dependent reads of small tables that stay in L2 (the chunk grads: chunk_seq[c], then the
+  // sequence's offsets and chunk_begin; a walk or the forward: order[i], then the same).
+  const double lookup_us = 2 * hw.l2_latency_cycles * hw.cycle_ns() * 1e-3;
   for (const KernelPrediction& k : kernels) {
     const std::int64_t slots = static_cast<std::int64_t>(hw.sm_count) * std::max(1, k.ctas_per_sm);
     const std::int64_t waves = k.full_waves + (k.tail_ctas > 0 ? 1 : 0);
     const double per_cta = (k.time_us - k.launch_us) / double(std::max<std::int64_t>(1, waves));
     std::vector<double> durations;
     if (k.name == "gla_backward_chunk_grads") {  // one CTA per (sequence, head, chunk)
-      for (std::int64_t n : order) durations.insert(durations.end(), std::size_t(chunks(n) * H), per_cta);
+      for (std::int64_t n : order) durations.insert(durations.end(), std::size_t(chunks(n) * H), per_cta + lookup_us);
     } else {  // walks: the equal batch's CTAs per sequence, each over its sequence's chunks
       const std::int64_t per_sequence = k.ctas / N;
       for (std::int64_t n : order)
-        durations.insert(durations.end(), std::size_t(per_sequence), per_cta * double(chunks(n)) / double(equal_chunks));
+        durations.insert(durations.end(), std::size_t(per_sequence),
+                         per_cta * double(chunks(n)) / double(equal_chunks) + lookup_us);
     }
     r.kernels.push_back({k.name, k.time_us, list_schedule(durations, slots) + k.launch_us});
   }

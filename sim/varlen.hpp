@@ -8,8 +8,9 @@
 // whose CTAs walk a sequence (the forward, the dS walk) and per CTA for the chunk-parallel one.
 // On the packed batch a walk CTA takes its sequence's chunks at that rate; the CTAs go to the
 // GPU's CTA slots (SMs x CTAs an SM) in the kernels' order, longest walk first, each to the
-// slot that frees first (list scheduling; the hardware's block scheduler does the same). What
-// the model leaves out: a busy SM's bandwidth share growing as the others drain (it charges the
+// slot that frees first (list scheduling; the hardware's block scheduler does the same), each
+// CTA first reading its sequence from the plan (two dependent L2 reads). What the model leaves
+// out: a busy SM's bandwidth share growing as the others drain (it charges the
 // full-occupancy rate to the end), the masked steps of each sequence's last chunk.
 #include <cstdint>
 #include <string>
