@@ -107,7 +107,8 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
   bf16* staged = reinterpret_cast<bf16*>(smem + L::kOut);
   float* totals = reinterpret_cast<float*>(smem + L::kTotals);
   float* last = reinterpret_cast<float*>(smem + L::kLast);
-  for (int it = 0; it < NT; ++it) {
+  // Regions `walk.*` (tools/sass_mix.py): the per-chunk work the model charges.
+  for (int it = 0; it < NT; ++it) {  // sass:walk.chunk {
     const int n = chunk_of(it);
     unsigned char* stage = smem + (it % kStages) * L::kStageBytes;
     bf16* x = reinterpret_cast<bf16*>(stage + L::kX);
@@ -120,7 +121,7 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
     // writes and sends its own 16 rows: its lane 0 issues their copies (one thread, not a copy a
     // lane: a bulk copy takes warp-uniform operands, so 32 lanes' copies run as a loop).
     bf16* state_out = out + sl.states0 + (long long)n * K * V;
-    if (kStaged) {
+    if (kStaged) {  // sass:walk.state_out {
       if (lane == 0) sm90::bulk_wait_read_all();  // the warp's rows of the last chunk are out of staging
       __syncwarp();
     }
@@ -143,12 +144,12 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
           sm90::bulk_store(state_out + (long long)(k0 + r) * V, staged + r * L::kOutLd, V * 2);
         sm90::bulk_commit();
       }
-    }
+    }  // } sass:walk.state_out
 
-    decay_operand<W, V>(x, bl, last, totals, p.scale);
+    decay_operand<W, V>(x, bl, last, totals, p.scale);  // sass:walk.decay {}
     __syncthreads();
 
-    const float d0 = ptx::exp2_approx(last[warp * 16 + gq]);
+    const float d0 = ptx::exp2_approx(last[warp * 16 + gq]);  // sass:walk.update {
     const float d1 = ptx::exp2_approx(last[warp * 16 + gq + 8]);
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt) {
@@ -162,11 +163,11 @@ __global__ void __launch_bounds__(kWalkThreads) gla_state_walk_kernel(const Para
       std::uint32_t a[4];
       a_cols(a, x, L::kXLd, warp * 16, tc);
       mma_b_rows(s, a, y, L::kYLd, 0, tc);
-    }
+    }  // } sass:walk.update
     __syncthreads();  // every warp is done with this stage
-    if (it + kStages < NT) load_walk_chunk<W, V>(p, x0, y0, stage, K, chunk_of(it + kStages), sl.T);
+    if (it + kStages < NT) load_walk_chunk<W, V>(p, x0, y0, stage, K, chunk_of(it + kStages), sl.T);  // sass:walk.load {}
     ptx::cp_async_commit();
-  }
+  }  // } sass:walk.chunk
 
   if (kStaged && lane == 0) sm90::bulk_wait_read_all();  // staging is read before the CTA exits
   if (W == Walk::StateGrads && p.dh0) {

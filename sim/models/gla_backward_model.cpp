@@ -7,10 +7,14 @@
 // Work per chunk is counted per warp from the kernels' source (gla_warp_work.hpp), as the
 // forward's mma.sync kernels are; shared memory per CTA from the kernels' own layouts
 // (cuda/gla/gla_backward_tiling.hpp).
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "cuda/gla/gla_backward_tiling.hpp"
 #include "sim/models/gla_model.hpp"
 #include "sim/models/gla_warp_work.hpp"
+#include "sim/models/generated/gla_state_walk_sass.hpp"
+#include "sim/sass_mix.hpp"
 #include "sim/occupancy.hpp"
 #include "sim/tile_loop.hpp"
 #include "sim/variants.hpp"
@@ -43,44 +47,20 @@ CopyEngine engine_on(const HardwareProfile& hw) {
   return hw.copy_engine == CopyEngine::Tma ? CopyEngine::CpAsync : hw.copy_engine;
 }
 
-// One chunk of a state walk (gla_state_walk_kernel.cuh) for a CTA of 4 warps owning 64 rows and
-// the V columns of the state (16 rows a warp): {work on the chunk's own data, the update carried
-// from the last chunk}.
-std::pair<std::vector<Step>, std::vector<Step>> walk_phases(const HardwareProfile& hw, double V) {
-  const int warps = tiling::kWalkWarps;
-  const double C = kChunk, B = kWalkRows, nv = V / 16.0;
-  std::vector<Step> compute, carried;
-  {  // The gate cumsum kept in registers and the decayed operand (decay_operand): a lane owns one
-     // column of half the chunk's rows, C*64/2/32 elements a lane spread over the warps: per
-     // element an fp32 gate read and FFMA, a bf16 read and write of the operand, one MUFU, and
-     // convert, subtract, multiply, pack; then the state out (bf16 pairs, V / 4 a lane), at
-     // V = 128 staged in shared memory for the row copies out (tiling::kWalkStagedStores).
-    const double elems = C * B / 32 / warps;  // per lane
-    std::vector<WarpWork> w(warps);
-    for (auto& x : w) {
-      x.smem += elems * 32 * (4 + 2 + 2);
-      x.mufu += elems;
-      x.alu += elems * 5 + V / 4 * 2;
-      if (V == 128) x.smem += V / 4 * kLds32Bytes;
-    }
-    add_phase(compute, w, true, TensorPath::WarpMma, "gate cumsum, decayed operand, state out");
-  }
-  {  // S <- 2^{b_last} S + decayed^T y: per 16 rows of t one ldmatrix of the decayed operand,
-     // nv of y, 2 nv mma.
-    std::vector<WarpWork> w(warps);
-    for (auto& x : w) {
-      x.mufu += 2;
-      x.alu += nv * 2 * 4;
-      x.smem += C / 16 * (1 + nv) * kLdsm4Bytes;
-      x.mma += C / 16 * 2 * nv;
-    }
-    add_phase(carried, w, true, TensorPath::WarpMma, "state update");
-  }
-  carried.push_back(delay(4 * hw.sync_latency_cycles * hw.cycle_ns(), "CTA barriers"));
-  return {compute, carried};
+// The mangled name of the walk instantiation (cuda/gla/gla_state_walk_kernel.cuh: <K, V, Walk>,
+// Walk::States = 0, Walk::StateGrads = 1) in the SASS table.
+std::string walk_function(const GlaKernelShape& d, bool forward) {
+  return fmt::format("gla_state_walk_kernelILi{}ELi{}ELNS1_4WalkE{}E", d.K, d.V, forward ? 0 : 1);
 }
 
-// Pass 1 (forward: S_n from k, v) or pass 2 (backward: dS_n from q, do).
+// Pass 1 (forward: S_n from k, v) or pass 2 (backward: dS_n from q, do), as the kernel runs it:
+// a CTA of 4 warps (one a scheduler; two CTAs an SM share them) owns 64 rows and all V columns
+// of one head's state and walks the chunks, the next kWalkStages - 1 of them loading (cp.async)
+// while it works on one. A chunk's work is the kernel's compiled SASS for it (its `walk.*`
+// regions, sim/models/generated/gla_state_walk_sass.hpp, checked against a fresh compile by a
+// CPU test): the instruction stream on the issue slots, MUFU, shared memory and mma.sync on
+// their pipes, beside one warp's in-order pass through it with the profile's latencies; the
+// chunk takes the longer, then its three CTA barriers. The state goes out without waiting.
 KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d, bool forward) {
   const double C = kChunk, B = kWalkRows, V = double(d.V);
   const double k_blocks = double(d.K / kWalkRows);
@@ -91,24 +71,51 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
   k.threads_per_cta = tiling::kWalkThreads;
   k.regs_per_cta = regs_for_warps(tiling::kWalkWarps, walk_regs(d.V, forward));
   k.smem_bytes = d.V == 64 ? tiling::WalkLayout<64>::kBytes : tiling::WalkLayout<128>::kBytes;
-  TileLoop loop;
-  loop.tiles = int((d.T + kChunk - 1) / kChunk);
+  k.tiles = int((d.T + kChunk - 1) / kChunk);
+  const int stages = d.V == 64 ? tiling::kWalkStages<64> : tiling::kWalkStages<128>;
+  enum { kFull = 0, kIssue = 1, kSfu = 2, kSmem = 3, kTensor = 4 };
   // x and g columns are read by the one CTA of their rows, y by the K/64 CTAs of a head, all
   // running together: one HBM read each.
-  loop.loads = {load(C * B * 2, 1.0, engine, forward ? "load k" : "load q"),
-                load(C * V * 2, 1.0 / k_blocks, engine, forward ? "load v" : "load do"),
-                load(C * B * 4, 1.0, engine, "load g")};
-  std::tie(loop.compute, loop.carried) = walk_phases(hw, V);
+  const std::vector<Step> loads = {load(C * B * 2, 1.0, engine, forward ? "load k" : "load q"),
+                                   load(C * V * 2, 1.0 / k_blocks, engine, forward ? "load v" : "load do"),
+                                   load(C * B * 4, 1.0, engine, "load g")};
+  k.barriers = {{"full", int(loads.size())}, {"issued", 1}, {"exp2", 1}, {"shared memory", 1}, {"mma", 1}};
+  const auto issue_loads = [&](std::vector<Step>& to, int offset) {
+    for (Step s : loads) {
+      s.kind = StepKind::Issue;
+      s.barrier = kFull;
+      s.offset = offset;
+      to.push_back(std::move(s));
+    }
+  };
+  const SassCounts c = sass_counts(generated::kGlaStateWalkSass, walk_function(d, forward),
+                                   {"walk.chunk", "walk.state_out", "walk.decay", "walk.update", "walk.load"});
+  const double warps = tiling::kWalkWarps, lanes = 32 * warps;
+  Step mma_step = mma(c.hmma_flops * warps, Precision::Bf16, TensorPath::WarpMma, "state update (mma.sync)");
+  mma_step.kind = StepKind::Issue;
+  mma_step.barrier = kTensor;
+
+  Role r;
+  r.name = "warps (prefetching)";
+  r.warps = tiling::kWalkWarps;
+  if (forward ? d.h0 : d.hT) r.prologue.push_back(load(B * V * 4, 1.0, engine, forward ? "load h0" : "load dhT"));
+  for (int j = 0; j + 1 < stages; ++j) issue_loads(r.prologue, j);
+  issue_loads(r.body, stages - 1);
+  r.body.push_back(wait(kFull, 0, "wait chunk"));
+  r.body.push_back(issue(Unit::Fma, c.issue * lanes, kIssue, 0, "instructions (issue slots)"));
+  r.body.push_back(issue(Unit::Sfu, c.mufu * lanes, kSfu, 0, "exp2"));
+  r.body.push_back(issue(Unit::Smem, (c.lds_bytes + c.sts_bytes) * warps, kSmem, 0, "shared memory"));
+  r.body.push_back(mma_step);
+  r.body.push_back(delay(c.cycles * hw.cycle_ns(), "one warp's in-order pass through the chunk (SASS)"));
+  for (int b : {int(kIssue), int(kSfu), int(kSmem), int(kTensor)}) r.body.push_back(wait(b, 0, "pipes done"));
+  r.body.push_back(delay(3 * hw.sync_latency_cycles * hw.cycle_ns(), "CTA barriers"));
   // Not waited for: a bulk copy (TMA) per row from shared memory at V = 128, else from registers.
   const CopyEngine out_engine = d.V == 128 && hw.copy_engine == CopyEngine::Tma ? CopyEngine::Tma : engine;
-  loop.stores = {store(B * V * 2, out_engine, forward ? "store S_n" : "store dS_n")};
-  loop.async_stores = true;
-  if (forward ? d.h0 : d.hT) loop.prologue.push_back(load(B * V * 4, 1.0, engine, forward ? "load h0" : "load dhT"));
-  if (!forward && d.h0) loop.epilogue.push_back(store(B * V * 4, engine, "store dh0"));
-  LoopSchedule s;
-  s.stages = d.V == 64 ? tiling::kWalkStages<64> : tiling::kWalkStages<128>;
-  s.compute_warps = tiling::kWalkWarps;
-  build_tile_loop(k, loop, s);
+  Step out = store(B * V * 2, out_engine, forward ? "store S_n" : "store dS_n");
+  out.kind = StepKind::Issue;
+  r.body.push_back(std::move(out));
+  if (!forward && d.h0) r.epilogue.push_back(store(B * V * 4, engine, "store dh0"));
+  k.roles.push_back(std::move(r));
   return k;
 }
 
