@@ -66,6 +66,17 @@ __device__ void cumsum_log2(float* b, int ld, float* totals) {
   gla_gates::cumsum_log2<K, Threads, kChunk>(b, ld, totals);
 }
 
+// acc + <a, b> for 8 bf16 each (16-byte pieces of two rows), summed pairwise in order.
+__device__ __forceinline__ float dot8_bf16(const uint4& a, const uint4& b, float acc) {
+  const std::uint32_t as[4] = {a.x, a.y, a.z, a.w}, bs[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 x = ptx::unpack_bf16(as[i]), y = ptx::unpack_bf16(bs[i]);
+    acc += x.x * y.x + x.y * y.y;
+  }
+  return acc;
+}
+
 // Element offsets of one sequence's head h (a batch row's, or a packed sequence's) in the
 // token-major tensors and in the per-sequence arrays, and its length.
 struct Slice {

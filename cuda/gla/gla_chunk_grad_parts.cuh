@@ -163,14 +163,8 @@ __device__ void state_dots(unsigned char* smem) {
   float dot = 0.f;
 #pragma unroll 4
   for (int c = part * kCols; c < (part + 1) * kCols; c += 8) {
-    const uint4 a = *reinterpret_cast<const uint4*>(Sn + r * L::kVLd + c);
-    const uint4 d = *reinterpret_cast<const uint4*>(dS + r * L::kVLd + c);
-    const std::uint32_t as[4] = {a.x, a.y, a.z, a.w}, ds[4] = {d.x, d.y, d.z, d.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 x = ptx::unpack_bf16(as[i]), y = ptx::unpack_bf16(ds[i]);
-      dot += x.x * y.x + x.y * y.y;
-    }
+    dot = dot8_bf16(*reinterpret_cast<const uint4*>(Sn + r * L::kVLd + c),
+                    *reinterpret_cast<const uint4*>(dS + r * L::kVLd + c), dot);
   }
   reinterpret_cast<float*>(smem + L::kStateDots)[part * K + r] = dot;
 }

@@ -46,16 +46,9 @@ __device__ void decay_operands(unsigned char* smem) {
     for (int h = 0; h < 2; ++h) {
       const int t = threadIdx.x / 8 + h * kRowsAtOnce;
 #pragma unroll
-      for (int cc = piece; cc < K; cc += 64) {
-        const uint4 qv = *reinterpret_cast<const uint4*>(q + t * L::kQkLd + cc);
-        const uint4 kv = *reinterpret_cast<const uint4*>(k + t * L::kQkLd + cc);
-        const std::uint32_t qs[4] = {qv.x, qv.y, qv.z, qv.w}, ks[4] = {kv.x, kv.y, kv.z, kv.w};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const float2 x = ptx::unpack_bf16(qs[i]), y = ptx::unpack_bf16(ks[i]);
-          dot[h] += x.x * y.x + x.y * y.y;
-        }
-      }
+      for (int cc = piece; cc < K; cc += 64)
+        dot[h] = dot8_bf16(*reinterpret_cast<const uint4*>(q + t * L::kQkLd + cc),
+                           *reinterpret_cast<const uint4*>(k + t * L::kQkLd + cc), dot[h]);
     }
 #pragma unroll
     for (int m = 1; m < 8; m <<= 1) {
