@@ -27,7 +27,9 @@ Step run(Unit unit, double amount, std::string label) {
   return s;
 }
 Step issue(Unit unit, double amount, int barrier, int offset, std::string label) {
-  Step s = run(unit, amount, std::move(label));
+  return issued(run(unit, amount, std::move(label)), barrier, offset);
+}
+Step issued(Step s, int barrier, int offset) {
   s.kind = StepKind::Issue;
   s.barrier = barrier;
   s.offset = offset;

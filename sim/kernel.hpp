@@ -93,6 +93,8 @@ std::int64_t regs_for_warps(int warps, int regs_per_thread);
 // Step constructors keep the models short and readable.
 Step run(Unit unit, double amount, std::string label);
 Step issue(Unit unit, double amount, int barrier, int offset, std::string label);
+// `s` (a copy or work) started without waiting, arriving on barrier[tile + offset] when done.
+Step issued(Step s, int barrier, int offset);
 Step wait(int barrier, int offset, std::string label = "wait");
 Step arrive(int barrier, int offset);
 Step delay(double ns, std::string label);

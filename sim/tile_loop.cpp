@@ -13,12 +13,7 @@ void append(std::vector<Step>& to, const std::vector<Step>& from) { to.insert(to
 
 // The loads of the tile at `offset`, each arriving on full[tile] when its data has landed.
 void append_loads(std::vector<Step>& to, const std::vector<Step>& loads, int offset) {
-  for (Step s : loads) {
-    s.kind = StepKind::Issue;
-    s.barrier = kFull;
-    s.offset = offset;
-    to.push_back(std::move(s));
-  }
+  for (const Step& s : loads) to.push_back(issued(s, kFull, offset));
 }
 
 void append_stores(std::vector<Step>& to, const TileLoop& loop) {

@@ -81,19 +81,11 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
                                    load(C * B * 4, 1.0, engine, "load g")};
   k.barriers = {{"full", int(loads.size())}, {"issued", 1}, {"exp2", 1}, {"shared memory", 1}, {"mma", 1}};
   const auto issue_loads = [&](std::vector<Step>& to, int offset) {
-    for (Step s : loads) {
-      s.kind = StepKind::Issue;
-      s.barrier = kFull;
-      s.offset = offset;
-      to.push_back(std::move(s));
-    }
+    for (const Step& s : loads) to.push_back(issued(s, kFull, offset));
   };
   const SassCounts c = sass_counts(generated::kGlaStateWalkSass, walk_function(d, forward),
                                    {"walk.chunk", "walk.state_out", "walk.decay", "walk.update", "walk.load"});
   const double warps = tiling::kWalkWarps, lanes = 32 * warps;
-  Step mma_step = mma(c.hmma_flops * warps, Precision::Bf16, TensorPath::WarpMma, "state update (mma.sync)");
-  mma_step.kind = StepKind::Issue;
-  mma_step.barrier = kTensor;
 
   Role r;
   r.name = "warps (prefetching)";
@@ -105,15 +97,14 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
   r.body.push_back(issue(Unit::Fma, c.issue * lanes, kIssue, 0, "instructions (issue slots)"));
   r.body.push_back(issue(Unit::Sfu, c.mufu * lanes, kSfu, 0, "exp2"));
   r.body.push_back(issue(Unit::Smem, (c.lds_bytes + c.sts_bytes) * warps, kSmem, 0, "shared memory"));
-  r.body.push_back(mma_step);
+  r.body.push_back(issued(mma(c.hmma_flops * warps, Precision::Bf16, TensorPath::WarpMma, "state update (mma.sync)"),
+                          kTensor, 0));
   r.body.push_back(delay(c.cycles * hw.cycle_ns(), "one warp's in-order pass through the chunk (SASS)"));
   for (int b : {int(kIssue), int(kSfu), int(kSmem), int(kTensor)}) r.body.push_back(wait(b, 0, "pipes done"));
   r.body.push_back(delay(3 * hw.sync_latency_cycles * hw.cycle_ns(), "CTA barriers"));
   // Not waited for: a bulk copy (TMA) per row from shared memory at V = 128, else from registers.
   const CopyEngine out_engine = d.V == 128 && hw.copy_engine == CopyEngine::Tma ? CopyEngine::Tma : engine;
-  Step out = store(B * V * 2, out_engine, forward ? "store S_n" : "store dS_n");
-  out.kind = StepKind::Issue;
-  r.body.push_back(std::move(out));
+  r.body.push_back(issued(store(B * V * 2, out_engine, forward ? "store S_n" : "store dS_n"), -1, 0));
   if (!forward && d.h0) r.epilogue.push_back(store(B * V * 4, engine, "store dh0"));
   k.roles.push_back(std::move(r));
   return k;
@@ -253,12 +244,7 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
   r.warps = tiling::kChunkGradWarps;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     k.barriers.push_back({groups[g].first_phase + " inputs", int(groups[g].loads.size())});
-    for (Step s : groups[g].loads) {
-      s.kind = StepKind::Issue;
-      s.barrier = int(g);
-      s.offset = 0;
-      r.body.push_back(std::move(s));
-    }
+    for (const Step& s : groups[g].loads) r.body.push_back(issued(s, int(g), 0));
   }
   std::size_t next_group = 0;
   for (const Step& s : single_anchor_chunk_phases(hw, K, V)) {
@@ -269,11 +255,10 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
     r.body.push_back(s);
   }
   OVERLAP_REQUIRE(next_group == groups.size(), "gla_backward chunk grads: a load group no phase waits for");
-  for (Step s : {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
-                 store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")}) {
-    s.kind = StepKind::Issue;  // STG from registers as each phase ends, not waited for
-    r.body.push_back(std::move(s));
-  }
+  // STG from registers as each phase ends, not waited for.
+  for (const Step& s : {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
+                        store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")})
+    r.body.push_back(issued(s, -1, 0));
   k.roles.push_back(std::move(r));
   return k;
 }
