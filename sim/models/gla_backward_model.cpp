@@ -27,14 +27,14 @@ using cuda::gla_backward_kernel::kChunk;
 using cuda::gla_backward_kernel::kWalkRows;
 namespace tiling = cuda::gla_backward_kernel;
 
-// Registers per thread of the compiled kernels (ptxas -v, sm_90a, CUDA 13.0), by (K, V) and K.
+// Registers per thread of the compiled kernels (ptxas -v, sm_90a, CUDA 13.0).
 int chunk_grad_regs(std::int64_t K, std::int64_t V) {
-  if (K == 128) return V == 128 ? 255 : 215;
+  if (K == 128) return V == 128 ? 255 : 216;
   return V == 128 ? 176 : 128;  // <64, 64>: launch bounds ask for two CTAs an SM
 }
-int walk_regs(std::int64_t V, bool forward) {
+int walk_regs(std::int64_t K, std::int64_t V, bool forward) {
   if (V == 64) return 96;
-  return forward ? 154 : 128;
+  return forward ? 168 : K == 128 ? 164 : 161;
 }
 
 GlaKernelShape dims(const ShapeArgs& s) {
@@ -69,7 +69,7 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
   k.name = forward ? "gla_backward_states" : "gla_backward_state_grads";
   k.ctas = d.B * d.H * (d.K / kWalkRows);
   k.threads_per_cta = tiling::kWalkThreads;
-  k.regs_per_cta = regs_for_warps(tiling::kWalkWarps, walk_regs(d.V, forward));
+  k.regs_per_cta = regs_for_warps(tiling::kWalkWarps, walk_regs(d.K, d.V, forward));
   k.smem_bytes = d.V == 64 ? tiling::WalkLayout<64>::kBytes : tiling::WalkLayout<128>::kBytes;
   k.tiles = int((d.T + kChunk - 1) / kChunk);
   const int stages = d.V == 64 ? tiling::kWalkStages<64> : tiling::kWalkStages<128>;
