@@ -1,5 +1,7 @@
 #include "sim/sass_mix.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "core/error.hpp"
@@ -12,6 +14,26 @@ SassCounts& SassCounts::operator+=(const SassCounts& o) {
   alu += o.alu, uniform += o.uniform, sync += o.sync, tma += o.tma, control += o.control, other += o.other;
   cycles += o.cycles, cycles_loaded += o.cycles_loaded;
   return *this;
+}
+
+SassCounts SassCounts::times(double n) const {
+  SassCounts r;
+  r.issue = issue * n, r.mufu = mufu * n, r.hgmma = hgmma * n, r.hgmma_flops = hgmma_flops * n, r.hmma = hmma * n;
+  r.hmma_flops = hmma_flops * n, r.lds_bytes = lds_bytes * n, r.sts_bytes = sts_bytes * n, r.fp32 = fp32 * n;
+  r.alu = alu * n, r.uniform = uniform * n, r.sync = sync * n, r.tma = tma * n, r.control = control * n;
+  r.other = other * n, r.cycles = cycles * n, r.cycles_loaded = cycles_loaded * n;
+  return r;
+}
+
+bool has_sass_region(std::span<const SassRegionMix> table, std::string_view function_part, std::string_view region) {
+  return std::any_of(table.begin(), table.end(), [&](const SassRegionMix& row) {
+    return row.region == region && row.function.find(function_part) != std::string_view::npos;
+  });
+}
+
+double loaded_chain(const SassCounts& counts, double tensor_cycles) {
+  const double c0 = counts.cycles, slowdown = std::max(0.0, counts.cycles_loaded - counts.cycles);
+  return 0.5 * (c0 + std::sqrt(c0 * c0 + 4.0 * tensor_cycles * slowdown));
 }
 
 SassCounts sass_counts(std::span<const SassRegionMix> table, std::string_view function_part,

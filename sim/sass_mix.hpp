@@ -35,6 +35,8 @@ struct SassCounts {
   double cycles_loaded = 0;
 
   SassCounts& operator+=(const SassCounts& o);
+  // Every field times `n`: a loop body's counts over n passes.
+  SassCounts times(double n) const;
 };
 
 struct SassRegionMix {
@@ -47,5 +49,15 @@ struct SassRegionMix {
 // overlap::Error names the function or region that the table lacks.
 SassCounts sass_counts(std::span<const SassRegionMix> table, std::string_view function_part,
                        std::initializer_list<std::string_view> regions);
+
+// Whether the table has `region` for the function whose mangled name contains `function_part`
+// (a region compiled only at some template arguments).
+bool has_sass_region(std::span<const SassRegionMix> table, std::string_view function_part, std::string_view region);
+
+// A chain of c0 = counts.cycles whose shared loads take c1 - c0 more (c1 = cycles_loaded) while
+// other warps' wgmmas stream their operands (lds_latency_beside_wgmma_cycles, measured), for the
+// wgmmas' share f of the chain's time: f = tensor cycles / chain time, and where the chain sets
+// the pace: c = c0 + (tensor / c) (c1 - c0), solved for c.
+double loaded_chain(const SassCounts& counts, double tensor_cycles);
 
 }  // namespace overlap::sim

@@ -20,6 +20,12 @@ unrolls it and adds remainder copies that run only for the last few trips): it i
 the longest loop body inside it, the instructions from a label to the branch back to it, so its
 counts and cycles are per pass of that unrolled body (the model divides by the work one pass
 does, e.g. its fp32 count, and multiplies by the trips).
+A region whose name ends in `.loops` marks code that holds loops with a compile-time trip count
+which ptxas keeps rolled at some template arguments and unrolls at others (an unrolled outer
+loop around `#pragma unroll N` inner ones): where it finds loops, every loop body in the region
+counts once (the passes of all of them, which share one trip count; the code between them is
+left out), and where it finds none, the whole region counts (the model derives the trips from
+the work one pass does, which then gives 1).
 
 Classes (per warp, static counts): mufu, hgmma (+ hgmma_flops from each instruction's shape),
 hmma (+ hmma_flops), lds_bytes / sts_bytes (per warp: 32 lanes x access width; ldmatrix /
@@ -232,19 +238,31 @@ def attribute(cubin, source, kernel_filter, nvdisasm):
 
 
 def loop_bodies(instrs, labels):
-    """{region: (first, last)}: for each `.loop` region, the longest label-to-backward-branch span
-    of instruction indices that lies wholly inside it."""
-    best = {}
+    """{region: [(first, last), ...]}: for each `.loop` region, the longest label-to-backward-branch
+    span of instruction indices that lies wholly inside it; for each `.loops` region, every span
+    nine tenths inside it and not inside another."""
+    spans = {}
     for j, (_, opcode, operands, region) in enumerate(instrs):
         target = BRANCH_TARGET.search(operands)
-        if not opcode.startswith("BRA") or not target or not region.split("@")[0].endswith(".loop"):
+        kind = region.split("@")[0].rsplit(".", 1)[-1]
+        if not opcode.startswith("BRA") or not target or kind not in ("loop", "loops"):
             continue
         i = labels.get(target.group(1))
-        if i is None or i > j or any(instrs[k][3] != region for k in range(i, j + 1)):
+        if i is None or i > j:
             continue
-        if region not in best or j - i > best[region][1] - best[region][0]:
-            best[region] = (i, j)
-    return best
+        # A `.loop` body lies wholly in its region; ptxas may schedule a few instructions of the
+        # code around a `.loops` body into it (counted where they belong).
+        outside = sum(instrs[k][3] != region for k in range(i, j + 1))
+        if outside > (0 if kind == "loop" else 0.1 * (j + 1 - i)):
+            continue
+        spans.setdefault(region, []).append((i, j))
+    bodies = {}
+    for region, found in spans.items():
+        if region.split("@")[0].endswith(".loop"):
+            bodies[region] = [max(found, key=lambda s: s[1] - s[0])]
+        else:
+            bodies[region] = [s for s in found if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in found)]
+    return bodies
 
 
 def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_scheduler=None):
@@ -260,8 +278,8 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
         if loops - set(bodies):
             sys.exit(f"sass_mix: {func}: no loop body found in region(s) {', '.join(sorted(loops - set(bodies)))}")
         for index, (_, opcode, operands, region) in enumerate(instrs):
-            if region in bodies and not bodies[region][0] <= index <= bodies[region][1]:
-                continue  # a .loop region counts its unrolled body only
+            if region in bodies and not any(first <= index <= last for first, last in bodies[region]):
+                continue  # a .loop(s) region counts its unrolled bodies only
             counts = result[func].setdefault(region, dict.fromkeys(CLASSES, 0))
             classify(opcode, operands, counts)
             if latencies:

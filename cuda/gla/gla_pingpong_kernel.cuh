@@ -156,7 +156,7 @@ __device__ void cumsum_gates(unsigned char* g, float* totals, int bar) {
     // together rather than one dependent round trip per row.
     float acc = 0.f;
 #pragma unroll 1
-    for (int r0 = 0; r0 < kChunk; r0 += 16) {
+    for (int r0 = 0; r0 < kChunk; r0 += 16) {  // sass:paired.cumsum.loops {
       float vals[16];
 #pragma unroll
       for (int r = 0; r < 16; ++r) vals[r] = *reinterpret_cast<const float*>(g + sw_f32(r0 + r, c));
@@ -167,7 +167,7 @@ __device__ void cumsum_gates(unsigned char* g, float* totals, int bar) {
       }
 #pragma unroll
       for (int r = 0; r < 16; ++r) *reinterpret_cast<float*>(g + sw_f32(r0 + r, c)) = vals[r];
-    }
+    }  // } sass:paired.cumsum.loops
   } else {
     float vals[kRows];
     float acc = 0.f;
@@ -193,10 +193,10 @@ template <int K, bool kToEnd>
 __device__ void decay_keys(const unsigned char* k, const unsigned char* b, unsigned char* kd) {
   const int t = threadIdx.x & 127;
 #pragma unroll 4
-  for (int idx = t; idx < kChunk * K / 2; idx += 128) {
+  for (int idx = t; idx < kChunk * K / 2; idx += 128) {  // sass:paired.decay_keys.loops {
     const int j = idx / (K / 2), c = (idx % (K / 2)) * 2;
     *reinterpret_cast<std::uint32_t*>(kd + sw_bf16(j, c)) = decayed<true>(k, b, j, kToEnd ? kChunk - 1 : (j | 15), c);
-  }
+  }  // } sass:paired.decay_keys.loops
 }
 
 // The warp's diagonal 16x16 block of the intra-chunk matrix, A[i][j] for j <= i in sub-chunk
@@ -208,7 +208,7 @@ __device__ void diagonal_block(const unsigned char* q, const unsigned char* k, c
                                float* scratch) {
   const int i0 = 16 * l.warp, gq = l.gq, tq = l.tq;
 #pragma unroll
-  for (int h = 8; h >= 1; h >>= 1) {
+  for (int h = 8; h >= 1; h >>= 1) {  // sass:paired.diagonal_levels.loops {
     const int jl = (gq / h) * 2 * h + (gq % h);  // this lane's B column -> local key index
     const int anchor_b = i0 + (jl & ~(2 * h - 1)) + h;
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -241,7 +241,7 @@ __device__ void diagonal_block(const unsigned char* q, const unsigned char* k, c
       const int j = (c / h) * 2 * h + (c % h);
       if ((il & h) && (j & ~(2 * h - 1)) == (il & ~(2 * h - 1))) scratch[il * 16 + j] = acc[e];
     }
-  }
+  }  // } sass:paired.diagonal_levels.loops
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -561,7 +561,9 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
   State<K> S;
   if constexpr (P == Pass::States) S.load(l, p.h0 ? p.h0 + state0 : nullptr, p.V);
 
-  for (int it = 0; it < w.count; ++it) {
+  // Regions `paired.*` (tools/sass_mix.py): the per-chunk work the model charges; the `.loops`
+  // regions are loops ptxas keeps rolled at some K (counted per pass of their bodies).
+  for (int it = 0; it < w.count; ++it) {  // sass:paired.chunk {
     const int n = w.n_begin + it;
     const int spc = L::kStages / p.units_per_cta;  // a lone consumer takes the whole ring
     const int s = c * spc + it % spc;
@@ -570,16 +572,16 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
     const unsigned char* k = st + L::kK;
     const unsigned char* v = st + L::kV;
     unsigned char* b = st + L::kG;
-    sm90::mbar_wait(&full[s], (it / spc) & 1);
+    sm90::mbar_wait(&full[s], (it / spc) & 1);  // sass:paired.wait {}
 
-    if constexpr (P == Pass::States) {
+    if constexpr (P == Pass::States) {  // sass:paired.states_out {
       bf16* dst = p.states + ((long long)w.b * p.H + w.h) * p.num_chunks * K * p.V + (long long)n * K * p.V +
                   w.vb * kBlockV;
       S.store_global_bf16(l, dst, p.V);
-    }
-    cumsum_gates<K>(b, totals, bar);
+    }  // } sass:paired.states_out
+    cumsum_gates<K>(b, totals, bar);  // sass:paired.cumsum {}
     sm90::named_sync(bar, 128);  // b complete
-    decay_keys<K, P == Pass::States>(k, b, kd);
+    decay_keys<K, P == Pass::States>(k, b, kd);  // sass:paired.decay_keys {}
     sm90::fence_proxy_async();
     sm90::named_sync(bar, 128);  // decayed keys visible to wgmma
 
@@ -589,20 +591,20 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
       // sub-chunk J (the query operand depends on J).
       float acc_a[3][8];
       std::uint32_t qe[K / 16][4];  // q_i 2^{b_i}: A of the inter-chunk GEMM in G2
-      intra_off_diagonal<K>(acc_a, qe, q, b, kd, l);
+      intra_off_diagonal<K>(acc_a, qe, q, b, kd, l);  // sass:paired.g1 {}
 
       // E2: the diagonal block on mma.sync.
-      diagonal_block<K>(q, k, b, l, scratch);
+      diagonal_block<K>(q, k, b, l, scratch);  // sass:paired.diagonal {}
       __syncwarp();
 
       // G2: o = (q 2^b) S_n + A V, A's key blocks left of the diagonal from G1, the diagonal
       // from scratch, S_n from the stage.
       std::uint32_t am[4][4];
-      issue_output_gemms<K>(acc_o, am, qe, acc_a, scratch, st + L::kS, v, l);
-      finish_output_gemms<K>(acc_o, am, qe);
+      issue_output_gemms<K>(acc_o, am, qe, acc_a, scratch, st + L::kS, v, l);  // sass:paired.g2 {
+      finish_output_gemms<K>(acc_o, am, qe);  // } sass:paired.g2
     } else {
-      S.update(l, b, kd, v);
-      sm90::wgmma_wait<0>();
+      S.update(l, b, kd, v);  // sass:paired.update {
+      sm90::wgmma_wait<0>();  // } sass:paired.update
     }
     if constexpr (P == Pass::States) {
 #pragma unroll
@@ -613,9 +615,9 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
     sm90::fence_proxy_async();
     sm90::mbar_arrive(&empty[s]);
 
-    if constexpr (P == Pass::Outputs) store_o(p, acc_o, v_row0, n, l);
+    if constexpr (P == Pass::Outputs) store_o(p, acc_o, v_row0, n, l);  // sass:paired.store_o {}
     // The next chunk starts with the cumsum's barrier before any shared kd is read.
-  }
+  }  // } sass:paired.chunk
   if constexpr (P == Pass::States) {
     if (p.hT) S.store(l, p.hT + state0, p.V);
   }

@@ -15,6 +15,7 @@
 #include "sim/gemm_model.hpp"
 #include "sim/models/gla_model.hpp"
 #include "sim/models/gla_pingpong_fused_model.hpp"
+#include "sim/models/gla_pingpong_paired_model.hpp"
 #include "sim/models/gla_warp_work.hpp"
 #include "sim/tile_loop.hpp"
 #include "sim/variants.hpp"
@@ -44,8 +45,8 @@ const char* schedule_name(Schedule s) {
   return s == Schedule::Sequential ? "sequential" : s == Schedule::Pipelined ? "pipelined" : "pingpong";
 }
 
-// The pieces every gla kernel is assembled from: which copy and MMA instructions the schedule
-// uses, and the CTA resources from the tiling.
+// The pieces every sequential and pipelined gla kernel is assembled from (the pingpong kernels
+// have models of their own): the copy and MMA instructions, and the CTA resources from the tiling.
 // The tiling the variant takes on `hw`: the kernels' own, or where that needs more shared memory
 // than the GPU has, the refitted one of gla::fit_shared_memory.
 gla::Tiling tiling_on(const HardwareProfile& hw, Schedule s, StateCarry c, const GlaDims& d) {
@@ -61,11 +62,9 @@ struct GlaKernelBase {
 
   GlaKernelBase(const HardwareProfile& hw, Schedule s, StateCarry c, const GlaDims& d)
       : t(tiling_on(hw, s, c, d)), hopper(gla::tiling_for(s, c, int(d.K), int(d.V))) {
-    const bool specialized = t.producer_warps > 0;
-    // Pingpong is TMA + wgmma; the others are written with cp.async and mma.sync (ld/st where
-    // the GPU has no cp.async).
-    engine = specialized ? CopyEngine::Tma : (hw.copy_engine == CopyEngine::Tma ? CopyEngine::CpAsync : hw.copy_engine);
-    path = specialized ? TensorPath::Warpgroup : TensorPath::WarpMma;
+    // cp.async and mma.sync (ld/st where the GPU has no cp.async).
+    engine = hw.copy_engine == CopyEngine::Tma ? CopyEngine::CpAsync : hw.copy_engine;
+    path = TensorPath::WarpMma;
   }
 
   KernelSpec shell(std::string name, std::int64_t ctas, const GlaDims& d) const {
@@ -76,12 +75,7 @@ struct GlaKernelBase {
                             t.chunk, t.block_v, hopper.chunk, hopper.block_v);
     k.ctas = ctas;
     k.threads_per_cta = t.threads();
-    // Warp-specialized kernels rebalance registers with setmaxnreg: the tiling's budget is the
-    // consumers'; the producer warpgroup drops to the kernel's gla::kPingpongProducerRegs.
-    k.regs_per_cta = t.producer_warps > 0
-                         ? regs_for_warps(4 * t.consumer_warpgroups, t.max_regs_per_thread) +
-                               regs_for_warps(t.producer_warps, gla::kPingpongProducerRegs)
-                         : regs_for_warps(t.compute_warps, t.max_regs_per_thread);
+    k.regs_per_cta = regs_for_warps(t.compute_warps, t.max_regs_per_thread);
     k.smem_bytes = std::int64_t(t.smem_bytes(int(d.K), int(d.V)));
     return k;
   }
@@ -89,14 +83,7 @@ struct GlaKernelBase {
   LoopSchedule schedule() const {
     LoopSchedule s;
     s.stages = t.stages;
-    if (t.producer_warps > 0) {
-      s.kind = LoopSchedule::Kind::WarpSpecialized;
-      s.producer_warps = t.producer_warps;
-      s.consumer_warpgroups = t.consumer_warpgroups;
-      s.consumers_alternate = t.consumer_warpgroups > 1;
-    } else {
-      s.compute_warps = t.compute_warps;
-    }
+    s.compute_warps = t.compute_warps;
     return s;
   }
 };
@@ -126,15 +113,11 @@ enum class Pass { Fused, States, Outputs };
 
 // The per-chunk phases of one pass, for a CTA owning block_v columns of V at head dim K.
 // Returns {work on this chunk's data, work that needs the previous chunk's state}.
-std::pair<std::vector<Step>, std::vector<Step>> spec_form_steps(const gla::Tiling& t, Pass pass, double K,
-                                                                TensorPath path);
-
 std::pair<std::vector<Step>, std::vector<Step>> chunk_phases(const HardwareProfile& hw, const gla::Tiling& t, Pass pass,
                                                              double K, TensorPath path) {
-  if (t.producer_warps > 0) return spec_form_steps(t, pass, K, path);
   const int C = t.chunk, sub = t.subchunk;
   const int out_warps = C / sub;                                      // one sub-chunk of rows each
-  const int warps = t.compute_warps > 0 ? t.compute_warps : 4 * t.consumer_warpgroups;
+  const int warps = t.compute_warps;
   const int state_warps = std::max(warps - out_warps, 1);
   const bool balanced = false;
   const double kc = K / 16, nv = t.block_v / 16.0, m_tiles = K / 16 / state_warps;
@@ -212,34 +195,10 @@ std::pair<std::vector<Step>, std::vector<Step>> chunk_phases(const HardwareProfi
               pass == Pass::Outputs ? "A v" : "A v, state update");
   }
   // The CTA barriers between the phases (4 per chunk).
-  const int barriers = t.producer_warps > 0 ? 2 : 4;
+  const int barriers = 4;
   (pass == Pass::Outputs ? compute : carried)
       .push_back(delay(barriers * hw.sync_latency_cycles * hw.cycle_ns(), "CTA barriers"));
   return {compute, carried};
-}
-
-// The pingpong kernels (TMA + wgmma, cuda/gla/gla_pingpong_*.cuh) are modelled with the
-// per-chunk work of SPEC's chunked form, as registered in docs/predictions.md before they were
-// written; the counts above describe the mma.sync kernel's code. The measured kernels build
-// most operands element-wise in registers as well (docs/results/gla_h100.md), which this
-// model does not count.
-std::pair<std::vector<Step>, std::vector<Step>> spec_form_steps(const gla::Tiling& t, Pass pass, double K,
-                                                                TensorPath path) {
-  const double C = t.chunk, bv = t.block_v, anchors = double(t.chunk) / t.subchunk;
-  if (pass == Pass::Fused)
-    return {{run(Unit::Fma, C * K, "gate cumsum"), run(Unit::Sfu, C * K * (anchors + 2), "exp gates"),
-             run(Unit::Fma, C * K * (anchors + 1), "gate q, k"), mma(2 * C * C * K, Precision::Bf16, path, "q k^T"),
-             run(Unit::Fma, C * C, "decay mask"), mma(2 * C * C * bv, Precision::Bf16, path, "A v")},
-            {mma(2 * C * K * bv, Precision::Bf16, path, "q S"), mma(2 * K * C * bv, Precision::Bf16, path, "state update"),
-             run(Unit::Fma, K * bv + C * bv, "decay state, add")}};
-  if (pass == Pass::States)
-    return {{run(Unit::Fma, C * K, "gate cumsum"), run(Unit::Sfu, C * K, "exp gates"), run(Unit::Fma, C * K, "gate k")},
-            {mma(2 * K * C * bv, Precision::Bf16, path, "state update"), run(Unit::Fma, K * bv, "decay state")}};
-  return {{run(Unit::Fma, C * K, "gate cumsum"), run(Unit::Sfu, C * K * (anchors + 2), "exp gates"),
-           run(Unit::Fma, C * K * (anchors + 1), "gate q, k"), mma(2 * C * C * K, Precision::Bf16, path, "q k^T"),
-           run(Unit::Fma, C * C, "decay mask"), mma(2 * C * C * bv, Precision::Bf16, path, "A v"),
-           mma(2 * C * K * bv, Precision::Bf16, path, "q S_n"), run(Unit::Fma, C * bv, "add")},
-          {}};
 }
 
 // Fused state carry: one pass per (b, h, V-block), S on chip, chunks in order. The pingpong
@@ -269,8 +228,10 @@ KernelSpec fused_kernel(const HardwareProfile& hw, Schedule s, const GlaDims& d)
 }
 
 // Materialized state carry (as flash-linear-attention): kernel 1 walks the chunks and writes
-// every S_n; kernel 2 is parallel over chunks and reads them back.
+// every S_n; kernel 2 is parallel over chunks and reads them back. The pingpong kernels have a
+// model of their own (gla_pingpong_paired_model.cpp).
 std::vector<KernelSpec> materialized_kernels(const HardwareProfile& hw, Schedule s, const GlaDims& d) {
+  if (s == Schedule::Pingpong) return gla_pingpong_paired_kernels(hw, {d.B, d.T, d.H, d.K, d.V, d.h0, d.hT});
   const GlaKernelBase base(hw, s, StateCarry::Materialized, d);
   const auto& t = base.t;
   const double C = t.chunk, K = double(d.K), bv = t.block_v;

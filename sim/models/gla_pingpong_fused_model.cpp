@@ -75,15 +75,6 @@ std::vector<Step> only(std::vector<Step> steps, int from, int to) {
   return steps;
 }
 
-// A gating chain of c0 cycles whose shared loads take c1 - c0 more while the other roles'
-// wgmmas stream their operands (lds_latency_beside_wgmma_cycles, measured), for the wgmmas'
-// share f of the chunk: f = tensor cycles per chunk / chunk time, and where the gating sets the
-// pace the chunk time is the chain itself: c = c0 + (tensor / c) (c1 - c0), solved for c.
-double loaded_chain(const SassCounts& gating, double tensor_cycles) {
-  const double c0 = gating.cycles, slowdown = std::max(0.0, gating.cycles_loaded - gating.cycles);
-  return 0.5 * (c0 + std::sqrt(c0 * c0 + 4.0 * tensor_cycles * slowdown));
-}
-
 }  // namespace
 
 KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaKernelShape& d) {
