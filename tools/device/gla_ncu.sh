@@ -29,14 +29,17 @@ IFS=';' read -ra shape_list <<<"$shapes"
 for shape in "${shape_list[@]}"; do
   for v in ${variants//,/ }; do
     f="$OUT/ncu_${v}_${shape//,/_}.txt"
-    timeout 120 ncu --kernel-name regex:gla_ --launch-skip 1 --launch-count 1 --metrics "$metrics" \
+    # A materialized variant is two kernels (states, then outputs): profile one pair.
+    n=1; [[ $v == *_materialized ]] && n=2
+    timeout 150 ncu --kernel-name regex:gla_ --launch-skip $n --launch-count $n --metrics "$metrics" \
       --section WarpStateStats --print-details all \
       python3 bench/gpu/bench_gla.py --lib "$B/cuda/gla/liboverlap_gla_capi.so" --no-peers --reps 1 --warmup 1 \
       --variants "$v" --shapes "$shape" >"$f" 2>&1
     echo "== $v $shape (ncu exit $?)"
-    grep -E "^\s+(gpu__time|dram__|sm__|l1tex__)" "$f" | awk '{printf "   %-80s %s %s\n", $1, $2, $3}'
-    grep -E "Warp Cycles Per Issued" "$f"
-    grep -E "^\s+Stall [A-Z]" "$f" | sort -k4 -g -r | head -5
+    # Per kernel launch: its name line, then its metrics and top stall reasons.
+    grep -E "^  [a-z_]+.*\(|^\s+(gpu__time|dram__|sm__|l1tex__)|Warp Cycles Per Issued|^\s+Stall [A-Z]" "$f" |
+      awk '/^  [a-z_]/ {print "  " substr($0, 1, 110); next} {printf "   %-80s %s %s\n", $1, $2, $3}'
+
   done
 done
 # With SOURCE=1: per-SASS-instruction stall samples of pingpong_fused at the first shape (CSV;

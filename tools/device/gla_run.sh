@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # One GPU session for the gla kernels, in one call: build, GPU tests, compute-sanitizer on
 # small shapes, then the benchmark beside its peers. Logs go to $OUT (or out/).
-#   bash tools/device/gla_run.sh [tests|bench|train|tests_train|varlen|tests_varlen|ncu|all|all_ncu|ncu_pp|tests_ncu_pp|ncu_bwd]
+#   bash tools/device/gla_run.sh [tests|bench|train|tests_train|varlen|tests_varlen|ncu|all|all_ncu|ncu_pp|tests_ncu_pp|ncu_bwd|ncu_table|ncu_src]
 # (train: the forward + backward benchmark, bench/gpu/bench_gla_train.py; varlen: the
 # variable-length batch against equal lengths, bench/gpu/bench_gla_varlen.py, VARLEN_ARGS; ncu_bwd:
-# Nsight Compute on the backward's kernels at NCU_SHAPE, default 8,4096,16,128,128)
+# Nsight Compute on the backward's kernels at NCU_SHAPE, default 8,4096,16,128,128; ncu_table:
+# tools/device/gla_ncu.sh's table of pipes and stalls for NCU_VARIANTS at NCU_SHAPES; ncu_src:
+# per-SASS stall samples (CSV) of launch SKIP of NCU_KERNEL for each SHAPE:SKIP in NCU_JOBS, of
+# NCU_VARIANT, for tools/ncu_by_region.py on the host)
 # Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
 # SANITIZER_TIMEOUT, BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_gla.py or bench_gla_train.py arguments),
 # BENCH2_ARGS (a second benchmark pass, other arguments), NCU_SHAPE / NCU_VARIANT (ncu_pp),
@@ -89,6 +92,19 @@ if [[ $what == ncu_pp || $what == tests_ncu_pp ]]; then
   timeout 150 ncu --kernel-name regex:gla_pingpong --launch-skip 1 --launch-count 1 --section SourceCounters \
     --section WarpStateStats --page source --print-source sass --csv python3 $bench >"$OUT/ncu_sass.csv" 2>&1
   echo "ncu source: exit $? ($(wc -l <"$OUT/ncu_sass.csv") lines)"
+fi
+if [[ $what == ncu_table ]]; then
+  OUT=$OUT OVERLAP_BUILD=$B bash tools/device/gla_ncu.sh "${NCU_VARIANTS:-}" "${NCU_SHAPES:-}" || status=1
+fi
+if [[ $what == ncu_src ]]; then
+  for job in ${NCU_JOBS:-8,4096,16,128,128:0}; do
+    shape=${job%%:*} skip=${job##*:}
+    timeout 200 ncu --kernel-name regex:${NCU_KERNEL:-gla_pingpong_kernel} --launch-skip $skip --launch-count 1 \
+      --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
+      python3 bench/gpu/bench_gla.py --lib "$B/cuda/gla/liboverlap_gla_capi.so" --no-peers --reps 1 --warmup 1 \
+      --variants ${NCU_VARIANT:-pingpong_materialized} --shapes "$shape" >"$OUT/ncu_src_${shape//,/_}_$skip.csv" 2>&1
+    echo "ncu source $shape launch $skip: exit $? ($(wc -l <"$OUT/ncu_src_${shape//,/_}_$skip.csv") lines)"
+  done
 fi
 if [[ $what == ncu_bwd ]]; then
   shape=${NCU_SHAPE:-8,4096,16,128,128}
