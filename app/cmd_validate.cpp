@@ -76,6 +76,18 @@ void write_report(const ValidationReport& report, const std::filesystem::path& d
   if (report.summary.failed > 0) throw CLI::RuntimeError(1);
 }
 
+// The model's time and bottleneck for a row on `hw` (a row it cannot predict says why).
+void predict_row(const sim::HardwareProfile& hw, const ShapeArgs& shape, ValidationRow& row) {
+  try {
+    const sim::Prediction p = sim::predict(hw, row.workload, row.variant, shape);
+    row.predicted_us = p.time_us;
+    row.bottleneck = p.bottleneck;
+  } catch (const Error& e) {
+    row.predicted_us = 0;
+    row.bottleneck = std::string("no prediction: ") + e.what();
+  }
+}
+
 struct ValidateOptions {
   std::vector<std::string> workloads, variants;
   std::string hw = "auto", out;
@@ -152,13 +164,7 @@ ValidationReport run_validation(const ValidateOptions& o, const std::string& com
           row.passed = false;
           row.failure = e.what();
         }
-        try {
-          const sim::Prediction p = sim::predict(hw, workload, variant.name, shape);
-          row.predicted_us = p.time_us;
-          row.bottleneck = p.bottleneck;
-        } catch (const Error& e) {
-          row.bottleneck = std::string("no prediction: ") + e.what();
-        }
+        predict_row(hw, shape, row);
         fmt::print(stderr, "    {:<24} {}  measured {:>9.1f} us  predicted {:>9.1f} us\n", variant.name,
                    row.passed ? "pass" : "FAIL " + row.failure, row.measured_us, row.predicted_us);
         report.rows.push_back(row);
@@ -224,12 +230,15 @@ void register_validate_commands(CLI::App& app) {
   // report they would have made together. No GPU needed.
   auto merge_inputs = std::make_shared<std::vector<std::string>>();
   auto merge_out = std::make_shared<std::string>();
+  auto repredict = std::make_shared<bool>(false);
   auto* m = app.add_subcommand("merge-reports", "Combine the report.json of several validate runs on one GPU into one report");
   m->add_option("reports", *merge_inputs, "report.json files; a later file's row replaces an earlier one's")
       ->required()
       ->check(CLI::ExistingFile);
   m->add_option("--out,-o", *merge_out, "report directory to write")->required();
-  m->callback([merge_inputs, merge_out] {
+  m->add_flag("--repredict", *repredict,
+              "predict every row again with this build's model (same profile; the measurements stay)");
+  m->callback([merge_inputs, merge_out, repredict] {
     std::vector<ValidationReport> reports;
     for (const auto& path : *merge_inputs) {
       std::ifstream in(path);
@@ -245,7 +254,13 @@ void register_validate_commands(CLI::App& app) {
         throw Error(fmt::format("merge-reports: {}: {}", path, e.what()));
       }
     }
-    const ValidationReport report = merge_reports(reports);
+    ValidationReport report = merge_reports(reports);
+    if (*repredict) {
+      const sim::HardwareProfile hw = sim::load_profile(report.profile);
+      for (ValidationRow& row : report.rows) predict_row(hw, sim::parse_shape(row.workload, row.shape), row);
+      score(report);
+      report.command += "; predictions of every row re-made by overlap merge-reports --repredict";
+    }
     write_report(report, *merge_out);
   });
 

@@ -163,6 +163,21 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         passed += 1
 
+    # merge-reports --repredict: the measurements stay, every prediction is this build's model's.
+    row = {"workload": "gla", "variant": "pipelined_fused", "shape": "B=4,T=512,H=32,K=64,V=64,h0=1,hT=1",
+           "passed": True, "failure": "", "worst_rel_error": 1e-3, "measured_us": 50.0, "timed_runs": 15,
+           "predicted_us": 1.0, "bottleneck": "stale"}
+    open(j("old.json"), "w").write(json.dumps({"format": "overlap-validation-report", "gpu": "g", "date": "2026-01-01",
+                                               "profile": "H100", "command": "c", "rows": [row]}))
+    expect("merge-reports --repredict", run("merge-reports", j("old.json"), "--repredict", "--out", j("re")), 0)
+    model = json.loads(run("predict", "--hw", "H100", "--workload", "gla", "--variant", "pipelined_fused", "--shape",
+                           row["shape"], "--json").stdout)
+    got = json.load(open(j("re/report.json")))["rows"][0] if os.path.exists(j("re/report.json")) else {}
+    if got.get("measured_us") != 50.0 or abs(got.get("predicted_us", 0) - model["time_us"]) > 1e-6 * model["time_us"]:
+        failures.append(f"merge-reports --repredict: row {got}, model {model.get('time_us')}")
+    else:
+        passed += 1
+
 # Commands that use no GPU load no CUDA library (the dynamic loader's own log of what it maps;
 # validate and calibrate run in the separate overlap-gpu).
 for args in (["list"], ["predict", "--hw", "H100", "--workload", "gla", "--variant", "pipelined_fused"]):
