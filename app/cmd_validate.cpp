@@ -259,7 +259,8 @@ void register_validate_commands(CLI::App& app) {
       const sim::HardwareProfile hw = sim::load_profile(report.profile);
       for (ValidationRow& row : report.rows) predict_row(hw, sim::parse_shape(row.workload, row.shape), row);
       score(report);
-      report.command += "; predictions of every row re-made by overlap merge-reports --repredict";
+      const std::string note = "predictions of every row re-made by overlap merge-reports --repredict";
+      if (report.command.find(note) == std::string::npos) report.command += "; " + note;
     }
     write_report(report, *merge_out);
   });

@@ -82,6 +82,9 @@ struct KernelSpec {
   std::int64_t smem_bytes = 0;
   int cluster_size = 1;
   int tiles = 1;  // main-loop iterations per CTA
+  // The kernel's HBM bytes over all its CTAs where the simulated CTA is not typical of them (a
+  // walk split into segments of different lengths); < 0: the simulated CTA's times the CTAs.
+  double hbm_bytes = -1;
   std::vector<Role> roles;
   std::vector<BarrierSpec> barriers;
 };

@@ -50,6 +50,9 @@ KernelResult simulate_kernel(const HardwareProfile& hw, const KernelSpec& k, dou
     r.load_hidden_ns += double(tail_sms) * tail.load_hidden_ns;
     if (r.full_waves == 0) per_cta = tail;
   }
+  // Where the kernel states its bytes over all CTAs (its simulated CTA is not typical of them),
+  // it takes at least as long as HBM needs to move them.
+  if (k.hbm_bytes >= 0) waves_ns = std::max(waves_ns, k.hbm_bytes / hw.hbm_bandwidth_GBps);
   r.time_ns = r.launch_ns + waves_ns;
   for (int u = 0; u < kUnitCount; ++u) {
     r.busy[u] = busy_sm_ns[u] / (double(sms) * r.time_ns);
@@ -61,7 +64,7 @@ KernelResult simulate_kernel(const HardwareProfile& hw, const KernelSpec& k, dou
   r.fma_ops = per_cta.fma_ops * n;
   r.sfu_ops = per_cta.sfu_ops * n;
   r.smem_bytes = per_cta.smem_bytes * n;
-  r.hbm_bytes = per_cta.hbm_bytes * n;
+  r.hbm_bytes = k.hbm_bytes >= 0 ? k.hbm_bytes : per_cta.hbm_bytes * n;
   r.load_bytes = per_cta.load_bytes * n;
   r.store_bytes = per_cta.store_bytes * n;
   if (trace) {

@@ -106,12 +106,27 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaKernelS
   // chunk). q, k, g of a head are read by each of its v_blocks CTAs, which run together: one
   // HBM read. The simulated CTA walks the longest state-only prefix; the other segments' are
   // shorter (segment 0 has none): its prefix loads are charged to HBM at the mean prefix's
-  // share, the rest as L2 traffic, so that the kernel's HBM bytes are the sum over its CTAs.
+  // share, the rest as L2 traffic, so that the kernel's HBM bytes are the sum over its CTAs:
+  // every segment's re-read of an earlier segment's chunks misses. Where the inputs fit in L2
+  // (half of it, as sim/gemm_model.cpp's rule) they stay there between the reads: only the
+  // owner's read of a chunk comes from HBM.
   const double shared = 1.0 / double(v_blocks);
   double mean_prefix = 0;
   for (int i = 0; i < split.count; ++i) mean_prefix += split.bounds[i];
   mean_prefix /= split.count;
-  const double prefix_share = P > 0 ? mean_prefix / P : 1.0;
+  const double input_bytes = double(d.B) * d.T * d.H * (2.0 * K * 2 + K * 4 + double(d.V) * 2);
+  const bool inputs_stay_in_l2 = input_bytes <= 0.5 * hw.l2_size_MiB * 1024 * 1024;
+  const double prefix_share = P == 0 ? 1.0 : inputs_stay_in_l2 ? 0.0 : mean_prefix / P;
+  if (split.count > 1) {
+    // The simulated segment is not typical of the CTAs: the kernel's bytes, counted over all of
+    // them. Each walk reads every chunk once as its own (q, k, g shared by the v-blocks), and
+    // where the inputs do not stay in L2 each segment's prefix again (k, g, v).
+    const double own = C * K * 2 * 2 / v_blocks + C * K * 4 / v_blocks + C * bv * 2;
+    const double prefix = C * K * 2 / v_blocks + C * K * 4 / v_blocks + C * bv * 2;
+    const double rereads = inputs_stay_in_l2 ? 0.0 : mean_prefix * split.count * prefix;
+    k.hbm_bytes = double(walks) * (chunks * (own + C * bv * 2) + rereads) +
+                  double(walks) * K * bv * 4 * ((d.h0 ? 1 : 0) + (d.hT ? 1 : 0));
+  }
   auto loads_of_chunk = [&](int offset) {
     std::vector<Step> out;
     std::vector<Step> loads = {only(load(C * K * 2, shared, CopyEngine::Tma, "load q"), P, INT_MAX),
