@@ -47,6 +47,8 @@ struct HardwareProfile {
   double lds_latency_beside_wgmma_cycles = 0;  // the same while wgmma streams shared-memory operands
   double shfl_latency_cycles = 0; // dependent warp shuffle, per step
   double sync_latency_cycles = 0; // a CTA barrier / mbarrier round trip
+  double bar_sync_latency_cycles = 0;   // a named barrier every warp reaches at once (0: not measured)
+  double fence_proxy_async_cycles = 0;  // fence.proxy.async after a shared store (0: not measured / none)
   double launch_overhead_us = 0;
   // TMA tile loads streamed by every SM through a ring of stages (cuda/calibrate/tma_stream.cu);
   // 0 where not measured (or no TMA): the model then charges TMA loads by l2_bandwidth_GBps,
@@ -69,6 +71,9 @@ struct HardwareProfile {
   bool has_wgmma() const { return compute_capability >= 90; }  // also TMA, clusters, setmaxnreg
   bool has_clusters() const { return compute_capability >= 90; }
   double cycle_ns() const { return 1e3 / clock_MHz; }
+  // A __syncthreads / bar.sync every warp reaches at once: measured where the profile has it,
+  // else the mbarrier hand-off (sync_latency_cycles).
+  double cta_barrier_cycles() const { return bar_sync_latency_cycles > 0 ? bar_sync_latency_cycles : sync_latency_cycles; }
   // Resident clusters of `size` CTAs taking a whole SM each (size 1: every SM).
   int cluster_slots(int size) const;
   // Dense bf16 tensor-core FLOPs one SM completes per clock at the profile's rate.

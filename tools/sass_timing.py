@@ -5,11 +5,13 @@ it reads are ready: a result is ready the producing instruction's latency after 
 latencies come from a hardware profile (`overlap calibrate` measures them with dependent chains):
 FP32/integer/conversion instructions fma_latency_cycles, MUFU mufu_latency_cycles, global loads
 l2_latency_cycles (an L2 hit), shared-memory and other loads lds_latency_cycles, shuffles
-shfl_latency_cycles. The `warps` of one role that
+shfl_latency_cycles; a barrier (BAR.SYNC / BAR.RED) holds the warp's next instruction for
+bar_sync_latency_cycles (every warp arriving at once), a fence.proxy.async (FENCE.VIEW.ASYNC.S)
+for fence_proxy_async_cycles. The `warps` of one role that
 share a scheduler (a sub-partition) run the same instructions side by side: they share its one
 issue slot per cycle and its quarter of the SM's SFU (sfu_lanes_per_clk / 4), so a role of two
 warps per scheduler pays for both where its chain leaves no gaps. Not modelled: waits at
-barriers (another role's progress, not this role's latency), HMMA/HGMMA latency, bank
+barriers beyond their own latency (another warp's progress), HMMA/HGMMA latency, bank
 conflicts, and other roles' warps on the scheduler (the model charges their issue slots to the
 FMA pipe).
 """
@@ -60,6 +62,15 @@ def latency(base, lat):
     return lat["fma"]
 
 
+def hold(opcode, lat):
+    """Cycles a barrier or proxy fence keeps its warp from issuing the next instruction."""
+    if opcode.startswith(("BAR.SYNC", "BAR.RED")):
+        return lat.get("bar", 0.0)
+    if opcode.startswith("FENCE.VIEW.ASYNC"):
+        return lat.get("fence", 0.0)
+    return 0.0
+
+
 class WarpClock:
     """Feed instructions in program order; `cycles` is the time the last one issued, plus one.
     `warps` warps of the same role on one scheduler issue each instruction in turn."""
@@ -93,6 +104,8 @@ class WarpClock:
             self.t[w], self.port_free = t, t + 1
             for r in dests:
                 ready[r] = t + latency(base, self.lat)
+            # The warp's next instruction issues once the barrier or fence has resolved.
+            self.t[w] += hold(opcode, self.lat)
 
     @property
     def cycles(self):
@@ -105,7 +118,8 @@ def latencies_from_profile(profile):
     value = lambda k: float(f[k]["value"])
     return {"fma": value("fma_latency_cycles"), "mufu": value("mufu_latency_cycles"), "lds": value("lds_latency_cycles"),
             "shfl": value("shfl_latency_cycles"), "sfu_lanes_per_smsp": value("sfu_lanes_per_clk") / 4,
-            "lds_beside_wgmma": value("lds_latency_beside_wgmma_cycles"), "ldg": value("l2_latency_cycles")}
+            "lds_beside_wgmma": value("lds_latency_beside_wgmma_cycles"), "ldg": value("l2_latency_cycles"),
+            "bar": value("bar_sync_latency_cycles"), "fence": value("fence_proxy_async_cycles")}
 
 
 def loaded(lat):

@@ -4,6 +4,7 @@
 // runtime inputs so the compiler cannot fold them, and are written out so it cannot drop them.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -83,6 +84,53 @@ __global__ void mbarrier_pingpong(int rounds, long long* cycles) {
   if (threadIdx.x == 0) *cycles = t1 - t0;
 }
 
+// `threads` threads (whole warps) through kSteps barriers (bar.sync 1) with nothing between:
+// cycles per barrier where every warp arrives at once, the least a barrier costs a chain.
+__global__ void named_barriers(long long* cycles) {
+  const long long t0 = clock64();
+  for (int i = 0; i < kSteps; i += kUnroll) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) asm volatile("bar.sync 1, %0;" ::"r"(blockDim.x) : "memory");
+  }
+  const long long t1 = clock64();
+  if (threadIdx.x == 0) *cycles = t1 - t0;
+}
+
+// One warp: kSteps of (st.shared of a value the previous step changed [, fence.proxy.async]),
+// the pattern of code that writes a wgmma or TMA operand and makes it visible to the async
+// proxy. With and without the fence: the difference per step is the fence's cost to the chain.
+template <bool kFence>
+__global__ void proxy_fences(float seed, float* sink, long long* cycles) {
+  __shared__ float buf[32];
+  float x = seed + threadIdx.x;
+  const long long t0 = clock64();
+  for (int i = 0; i < kSteps; i += kUnroll) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      asm volatile("st.shared.f32 [%0], %1;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(&buf[threadIdx.x]))),
+                   "f"(x) : "memory");
+      if constexpr (kFence) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      asm volatile("add.f32 %0, %0, 0f3F800000;" : "+f"(x));
+    }
+  }
+  const long long t1 = clock64();
+  __syncwarp();
+  sink[threadIdx.x] = buf[threadIdx.x] + x;
+  if (threadIdx.x == 0) *cycles = t1 - t0;
+}
+
+double barrier_cycles(int threads) {
+  const auto runs = clock_runs<1>([&](long long* c) { named_barriers<<<1, threads>>>(c); }, 1, 6);
+  return median_of(runs[0]) / kSteps;
+}
+
+template <bool kFence>
+double store_step_cycles() {
+  DeviceBuffer sink(32 * sizeof(float));
+  const auto runs = clock_runs<1>([&](long long* c) { proxy_fences<kFence><<<1, 32>>>(0.5f, sink.as<float>(), c); }, 1, 6);
+  return median_of(runs[0]) / kSteps;
+}
+
 template <Chain C>
 double chain_cycles() {
   DeviceBuffer sink(32 * sizeof(float));
@@ -95,6 +143,23 @@ double handoff_cycles() {
   constexpr int rounds = 2048;
   const auto runs = clock_runs<1>([&](long long* c) { mbarrier_pingpong<<<1, 64>>>(rounds, c); }, 1, 6);
   return median_of(runs[0]) / (2.0 * rounds);
+}
+
+MeasuredField barrier_field() {
+  const double warpgroup = barrier_cycles(128), cta = barrier_cycles(256);
+  return {"bar_sync_latency_cycles", warpgroup,
+          fmt::format("measured by overlap calibrate: the 4 warps of one warpgroup through a chain of {} bar.sync "
+                      "(named barrier 1, 128 threads) with nothing between, clock64 cycles per barrier, median of 6 "
+                      "(8 warps, 256 threads: {:.1f})",
+                      kSteps, cta)};
+}
+
+MeasuredField fence_field() {
+  const double with = store_step_cycles<true>(), without = store_step_cycles<false>();
+  return {"fence_proxy_async_cycles", std::max(0.0, with - without),
+          fmt::format("measured by overlap calibrate: one warp, {} steps of st.shared + fence.proxy.async.shared::cta "
+                      "+ add.f32, cycles per step ({:.1f}) less the same steps without the fence ({:.1f}), median of 6",
+                      kSteps, with, without)};
 }
 
 }  // namespace
@@ -111,6 +176,8 @@ std::vector<MeasuredField> measure_sm_latencies() {
       {"sync_latency_cycles", handoff_cycles(),
        "measured by overlap calibrate: two warps passing a token through two mbarriers (arrive, try_wait loop), "
        "2048 round trips, clock64 cycles per one-way hand-off, median of 6"},
+      barrier_field(),
+      fence_field(),
   };
 }
 

@@ -59,8 +59,9 @@ std::string walk_function(const GlaKernelShape& d, bool forward) {
 // while it works on one. A chunk's work is the kernel's compiled SASS for it (its `walk.*`
 // regions, sim/models/generated/gla_state_walk_sass.hpp, checked against a fresh compile by a
 // CPU test): the instruction stream on the issue slots, MUFU, shared memory and mma.sync on
-// their pipes, beside one warp's in-order pass through it with the profile's latencies; the
-// chunk takes the longer, then its three CTA barriers. The state goes out without waiting.
+// their pipes, beside one warp's in-order pass through it with the profile's latencies (its CTA
+// barriers included, at bar_sync_latency_cycles); the chunk takes the longer. The state goes out
+// without waiting.
 KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d, bool forward) {
   const double C = kChunk, B = kWalkRows, V = double(d.V);
   const double k_blocks = double(d.K / kWalkRows);
@@ -101,7 +102,6 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
                           kTensor, 0));
   r.body.push_back(delay(c.cycles * hw.cycle_ns(), "one warp's in-order pass through the chunk (SASS)"));
   for (int b : {int(kIssue), int(kSfu), int(kSmem), int(kTensor)}) r.body.push_back(wait(b, 0, "pipes done"));
-  r.body.push_back(delay(3 * hw.sync_latency_cycles * hw.cycle_ns(), "CTA barriers"));
   // Not waited for: a bulk copy (TMA) per row from shared memory at V = 128, else from registers.
   const CopyEngine out_engine = d.V == 128 && hw.copy_engine == CopyEngine::Tma ? CopyEngine::Tma : engine;
   r.body.push_back(issued(store(B * V * 2, out_engine, forward ? "store S_n" : "store dS_n"), -1, 0));
@@ -212,7 +212,7 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
     }
     add_phase(steps, w, false, TensorPath::WarpMma, "dv");
   }
-  steps.push_back(delay(6 * hw.sync_latency_cycles * hw.cycle_ns(), "CTA barriers"));
+  steps.push_back(delay(6 * hw.cta_barrier_cycles() * hw.cycle_ns(), "CTA barriers"));
   return steps;
 }
 

@@ -197,7 +197,7 @@ std::pair<std::vector<Step>, std::vector<Step>> chunk_phases(const HardwareProfi
   // The CTA barriers between the phases (4 per chunk).
   const int barriers = 4;
   (pass == Pass::Outputs ? compute : carried)
-      .push_back(delay(barriers * hw.sync_latency_cycles * hw.cycle_ns(), "CTA barriers"));
+      .push_back(delay(barriers * hw.cta_barrier_cycles() * hw.cycle_ns(), "CTA barriers"));
   return {compute, carried};
 }
 

@@ -131,7 +131,7 @@ KernelSpec full_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
                                      {resident ? "dot.loop" : "dot_l2.loop"});
   const double chain_ns = dot.cycles / dot.fp32 * double(d.d) * hw.cycle_ns();
   loop.compute = {delay(chain_ns, "x_t W: d-long FFMA chain per thread (SASS)"),
-                  delay(hw.sync_latency_cycles * hw.cycle_ns(), "reduce across warps"),
+                  delay(2 * hw.cta_barrier_cycles() * hw.cycle_ns(), "reduce across warps (two __syncthreads)"),
                   run(Unit::Sfu, t.channels * 3.0, "sigmoid, silu")};
   loop.carried = {delay(hw.fma_latency_cycles * hw.cycle_ns(), "scan step")};
   loop.stores = {store(t.channels * 2.0, CopyEngine::LdSt, "store y_t")};

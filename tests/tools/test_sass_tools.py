@@ -1,0 +1,69 @@
+"""tools/sass_timing.py and tools/sass_mix.py on hand-made instruction streams: what a barrier or
+proxy fence costs a warp's chain, and which loop bodies a `.loop` / `.loops` region counts."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+import sass_mix  # noqa: E402
+import sass_timing  # noqa: E402
+
+LAT = {"fma": 4.0, "mufu": 17.0, "lds": 23.0, "shfl": 26.0, "sfu_lanes_per_smsp": 4.0, "lds_beside_wgmma": 100.0,
+       "ldg": 283.0, "bar": 32.0, "fence": 13.0}
+
+
+def chain(*instructions, lat=LAT):
+    clock = sass_timing.WarpClock(lat)
+    for opcode, operands in instructions:
+        clock.issue(opcode, operands)
+    return clock.cycles
+
+
+def test_a_barrier_holds_the_next_instruction_for_its_latency():
+    plain = chain(("FADD", "R1, R2, R3"), ("FADD", "R4, R5, R6"))
+    with_bar = chain(("FADD", "R1, R2, R3"), ("BAR.SYNC.DEFER_BLOCKING", "0x1, 0x80"), ("FADD", "R4, R5, R6"))
+    assert with_bar - plain == 1 + LAT["bar"]
+
+
+def test_a_proxy_fence_holds_the_next_instruction_for_its_cost():
+    plain = chain(("STS", "[R1], R2"), ("FADD", "R4, R5, R6"))
+    fenced = chain(("STS", "[R1], R2"), ("FENCE.VIEW.ASYNC.S", ""), ("FADD", "R4, R5, R6"))
+    assert fenced - plain == 1 + LAT["fence"]
+
+
+def test_without_the_profile_fields_barriers_cost_only_their_issue_slot():
+    lat = {k: v for k, v in LAT.items() if k not in ("bar", "fence")}
+    assert chain(("BAR.SYNC.DEFER_BLOCKING", "0x1, 0x80"), ("FADD", "R4, R5, R6"), lat=lat) == 2
+
+
+def stream(regions):
+    """(offset, opcode, operands, region) rows; a row whose opcode is 'BRA:N' branches back to row N."""
+    rows, labels = [], {}
+    for i, (opcode, region) in enumerate(regions):
+        if opcode.startswith("BRA:"):
+            target = int(opcode[4:])
+            labels[f".L_x_{target}"] = target
+            rows.append((i * 16, "BRA", f"`(.L_x_{target})", region))
+        else:
+            rows.append((i * 16, opcode, "R1, R2, R3", region))
+    return rows, labels
+
+
+def test_a_loops_region_counts_every_loop_body_and_a_loop_region_the_longest():
+    body = ["FADD"] * 3
+    rows = [("FADD", "r.x.loops")] + [(o, "r.x.loops") for o in body] + [("BRA:1", "r.x.loops"), ("FMUL", "r.x.loops")]
+    rows += [(o, "r.x.loops") for o in ["FADD"] * 5] + [("BRA:6", "r.x.loops")]
+    instrs, labels = stream(rows)
+    bodies = sass_mix.loop_bodies(instrs, labels)
+    assert bodies["r.x.loops"] == [(1, 4), (6, 11)]
+    single = [(o, r.replace(".loops", ".loop")) for o, r in rows]
+    instrs, labels = stream(single)
+    assert sass_mix.loop_bodies(instrs, labels)["r.x.loop"] == [(6, 11)]
+
+
+def test_a_loops_body_may_hold_a_few_instructions_of_other_regions_but_a_loop_body_may_not():
+    rows = [("FADD", "r.y.loops")] * 10 + [("FMUL", "other")] + [("BRA:0", "r.y.loops")]
+    instrs, labels = stream(rows)
+    assert sass_mix.loop_bodies(instrs, labels)["r.y.loops"] == [(0, 11)]
+    strict = [(o, r.replace(".loops", ".loop")) for o, r in rows]
+    instrs, labels = stream(strict)
+    assert "r.y.loop" not in sass_mix.loop_bodies(instrs, labels)
