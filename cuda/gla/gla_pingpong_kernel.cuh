@@ -69,11 +69,11 @@ struct Params {
   CUtensorMap k_map;
   CUtensorMap v_map;  // bf16 {V, T, H, B}, box {64, 64, 1, 1}
   CUtensorMap g_map;  // fp32 {K, T, H, B}, box {32, 64, 1, 1}
-  CUtensorMap s_map;  // bf16 states {V, K, NT, B*H}, box {64, K, 1, 1} (Outputs pass only)
+  CUtensorMap s_map;  // bf16 states {V, K, NT, B*H}, box {64, K, 1, 1}: stored (States), loaded (Outputs)
   const float* h0;    // [B,H,K,V] or null
   float* hT;          // [B,H,K,V] or null
   bf16* o;            // [B,T,H,V]
-  bf16* states;       // [B,H,NT,K,V] (States pass)
+  bf16* states;       // [B,H,NT,K,V], through s_map
   int B, T, H, V;
   int num_chunks;
   int chunks_per_cta;  // Outputs pass: chunks per work unit
@@ -418,14 +418,6 @@ struct State {
       for (int e = 0; e < 32; e += 2)
         *reinterpret_cast<float2*>(dst + (long long)row(l, mt, e) * ld + col(l, e)) = make_float2(s[mt][e], s[mt][e + 1]);
   }
-  __device__ void store_global_bf16(const Lane& l, bf16* dst, int ld) const {
-#pragma unroll
-    for (int mt = 0; mt < kTiles; ++mt)
-#pragma unroll
-      for (int e = 0; e < 32; e += 2)
-        *reinterpret_cast<std::uint32_t*>(dst + (long long)row(l, mt, e) * ld + col(l, e)) =
-            ptx::pack_bf16(s[mt][e], s[mt][e + 1]);
-  }
   // bf16 copy in the swizzled N-contiguous layout the inter-chunk wgmma reads as B.
   __device__ void store_smem_bf16(const Lane& l, unsigned char* dst) const {
 #pragma unroll
@@ -574,13 +566,21 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
     unsigned char* b = st + L::kG;
     sm90::mbar_wait(&full[s], (it / spc) & 1);  // sass:paired.wait {}
 
+    // S_n goes out through the stage's S slot (unused by this pass) and one TMA store: per-thread
+    // stores of S's fragments (16 B to each of 8 rows a warp instruction) backed up the store
+    // path, the F2FPs that packed the next pairs waiting for the registers the STGs still held.
     if constexpr (P == Pass::States) {  // sass:paired.states_out {
-      bf16* dst = p.states + ((long long)w.b * p.H + w.h) * p.num_chunks * K * p.V + (long long)n * K * p.V +
-                  w.vb * kBlockV;
-      S.store_global_bf16(l, dst, p.V);
+      S.store_smem_bf16(l, st + L::kS);  // the layout of an s_map box
+      sm90::fence_proxy_async();         // visible to the TMA unit after the barrier below
     }  // } sass:paired.states_out
     cumsum_gates<K>(b, totals, bar);  // sass:paired.cumsum {}
-    sm90::named_sync(bar, 128);  // b complete
+    sm90::named_sync(bar, 128);  // b complete (and every thread's part of S_n written)
+    if constexpr (P == Pass::States) {
+      if (l.t == 0) {  // sass:paired.states_out {
+        sm90::tma_store_4d(&p.s_map, st + L::kS, w.vb * kBlockV, 0, n, w.b * p.H + w.h);
+        sm90::bulk_commit();
+      }  // } sass:paired.states_out
+    }
     decay_keys<K, P == Pass::States>(k, b, kd);  // sass:paired.decay_keys {}
     sm90::fence_proxy_async();
     sm90::named_sync(bar, 128);  // decayed keys visible to wgmma
@@ -610,8 +610,11 @@ __device__ void consumer(const Params& p, unsigned char* smem, std::uint64_t* fu
 #pragma unroll
       for (int mt = 0; mt < State<K>::kTiles; ++mt) sm90::fence_regs(S.s[mt]);
     }
-    // Every read of this stage is done; the fence orders this thread's in-place writes of b
-    // before the TMA unit's next write of the stage.
+    // Every read of this stage is done (the S_n store's too, for the thread that issued it); the
+    // fence orders this thread's in-place writes of b before the TMA unit's next write of the stage.
+    if constexpr (P == Pass::States) {
+      if (l.t == 0) sm90::bulk_wait_read_all();  // sass:paired.states_out {}
+    }
     sm90::fence_proxy_async();
     sm90::mbar_arrive(&empty[s]);
 

@@ -66,7 +66,7 @@ cudaError_t fill_params(pp::Params& kp, const Problem& p, int chunks_per_cta) {
   if (e == cudaSuccess) e = make_bthd_map(&kp.v_map, bf, 2, p.v, p.B, p.T, p.H, p.V, 64);
   if (e == cudaSuccess) e = make_bthd_map(&kp.g_map, f32, 4, p.g, p.B, p.T, p.H, K, 32);
   kp.num_chunks = (p.T + pp::kChunk - 1) / pp::kChunk;
-  if (e == cudaSuccess && P == Pass::Outputs) e = make_states_map(&kp.s_map, p.states, p.B, p.H, kp.num_chunks, K, p.V);
+  if (e == cudaSuccess) e = make_states_map(&kp.s_map, p.states, p.B, p.H, kp.num_chunks, K, p.V);
   kp.h0 = P == Pass::Outputs ? nullptr : p.h0;
   kp.hT = P == Pass::Outputs ? nullptr : p.hT;
   kp.o = static_cast<pp::bf16*>(p.o);

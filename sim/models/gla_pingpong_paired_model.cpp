@@ -10,7 +10,7 @@
 // the states kernel (every chunk, S in registers) and a slice's group of chunks_per_cta chunks
 // in the outputs kernel (S_n loaded with each chunk).
 //
-// Per chunk, consumer c:   wait full_c[n]; [states: S_n to global, not waited for]
+// Per chunk, consumer c:   wait full_c[n]; [states: S_n to the stage, one TMA store, not waited for]
 //                          its SASS: exp2 on the SFU, shared-memory bytes and issue slots on
 //                          their pipes, beside one warp's in-order pass through the chunk's
 //                          instructions (one warp a scheduler; shared loads slowed while the
@@ -129,7 +129,7 @@ KernelSpec pass_kernel(const HardwareProfile& hw, const GlaKernelShape& d, Pass 
     r.warps = 4;
     if (pass == Pass::States && d.h0) r.prologue.push_back(load(K * bv * 4, 1.0, CopyEngine::LdSt, "load h0"));
     r.body.push_back(wait(full(c), 0, "wait chunk"));
-    if (pass == Pass::States) r.body.push_back(issued(store(K * bv * 2, CopyEngine::LdSt, "store S_n"), -1, 0));
+    if (pass == Pass::States) r.body.push_back(issued(store(K * bv * 2, CopyEngine::Tma, "store S_n (TMA)"), -1, 0));
     r.body.push_back(issue(Unit::Sfu, mix.mufu * kLanes, sfu_done(c), 0, "exp2"));
     r.body.push_back(issue(Unit::Smem, (mix.lds_bytes + mix.sts_bytes) * kWarps, smem_done(c), 0, "shared memory"));
     r.body.push_back(issue(Unit::Fma, mix.issue * kLanes, issue_done(c), 0, "chunk (issue)"));
