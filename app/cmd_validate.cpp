@@ -259,8 +259,11 @@ void register_validate_commands(CLI::App& app) {
       const sim::HardwareProfile hw = sim::load_profile(report.profile);
       for (ValidationRow& row : report.rows) predict_row(hw, sim::parse_shape(row.workload, row.shape), row);
       score(report);
-      const std::string note = "predictions of every row re-made by overlap merge-reports --repredict";
-      if (report.command.find(note) == std::string::npos) report.command += "; " + note;
+      // Said once, last: every row's prediction, earlier runs' included, is this build's.
+      const std::string note = "; predictions of every row re-made by overlap merge-reports --repredict";
+      for (auto at = report.command.find(note); at != std::string::npos; at = report.command.find(note))
+        report.command.erase(at, note.size());
+      report.command += note;
     }
     write_report(report, *merge_out);
   });
