@@ -42,9 +42,11 @@ __global__ void __launch_bounds__(kThreads) full_fused_kernel(const bf16* __rest
   }
   const int lane_ch = ch0 + threadIdx.x;
   float h = (threadIdx.x < kCh && lane_ch < dv && h0) ? h0[b * dv + lane_ch] : 0.0f;
-  for (int t = 0; t < T; ++t) {
+  // Regions (tools/sass_mix.py): `step`, a timestep's code besides the load of x_t (the model
+  // charges that load as a copy, `step.load_x.loop`) and the dot products (`dot*.loop`).
+  for (int t = 0; t < T; ++t) {  // sass:step {
     const bf16* xt = x + (static_cast<long long>(b) * T + t) * d;
-    for (int k = threadIdx.x; k < d; k += kThreads) xs[k] = __bfloat162float(xt[k]);
+    for (int k = threadIdx.x; k < d; k += kThreads) xs[k] = __bfloat162float(xt[k]);  // sass:step.load_x.loop {}
     __syncthreads();
     if (col < 3 * kCh) {
       float acc = 0.0f;
@@ -66,7 +68,7 @@ __global__ void __launch_bounds__(kThreads) full_fused_kernel(const bf16* __rest
       h = fmaf(g.a, h, g.one_minus_a * proj[threadIdx.x]);
       y[(static_cast<long long>(b) * T + t) * dv + lane_ch] = __float2bfloat16_rn(h * silu(proj[2 * kCh + threadIdx.x]));
     }
-  }
+  }  // } sass:step
   if (hT && threadIdx.x < kCh && lane_ch < dv) hT[b * dv + lane_ch] = h;
 }
 

@@ -107,7 +107,8 @@ KernelSpec gate_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
 
 // One kernel, per timestep a vector-matrix product on the FMA pipes: every step waits for
 // x_t (a dependent global load: nothing is in flight ahead of it), a d-long dependent chain of
-// FFMAs per thread, a CTA-wide barrier, then one scan step. This is why it loses.
+// FFMAs per thread, a CTA-wide barrier, then one scan step. This is why it loses. Both chains
+// are the kernel's SASS in order (sim/models/generated/linrnn_full_fused_sass.hpp).
 KernelSpec full_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   const auto t = linrnn::full_fused_tiling();
   KernelSpec k;
@@ -130,10 +131,11 @@ KernelSpec full_fused_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   const SassCounts dot = sass_counts(generated::kLinrnnFullFusedSass, "full_fused_kernel",
                                      {resident ? "dot.loop" : "dot_l2.loop"});
   const double chain_ns = dot.cycles / dot.fp32 * double(d.d) * hw.cycle_ns();
+  // The rest of a step, also in order from its SASS (region `step`): the two __syncthreads, the
+  // gates' exp2 and reciprocals, the scan's FMA and the store of y_t, lane by lane dependent.
+  const SassCounts rest = sass_counts(generated::kLinrnnFullFusedSass, "full_fused_kernel", {"step"});
   loop.compute = {delay(chain_ns, "x_t W: d-long FFMA chain per thread (SASS)"),
-                  delay(2 * hw.cta_barrier_cycles() * hw.cycle_ns(), "reduce across warps (two __syncthreads)"),
-                  run(Unit::Sfu, t.channels * 3.0, "sigmoid, silu")};
-  loop.carried = {delay(hw.fma_latency_cycles * hw.cycle_ns(), "scan step")};
+                  delay(rest.cycles * hw.cycle_ns(), "barriers, gates, scan step, y_t (SASS, in order)")};
   loop.stores = {store(t.channels * 2.0, CopyEngine::LdSt, "store y_t")};
   loop.async_stores = true;
   if (resident) loop.prologue = {load(w_bytes, 1.0 / double(d.B), CopyEngine::LdSt, "load W slice")};
