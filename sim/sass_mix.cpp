@@ -36,6 +36,18 @@ double loaded_chain(const SassCounts& counts, double tensor_cycles) {
   return 0.5 * (c0 + std::sqrt(c0 * c0 + 4.0 * tensor_cycles * slowdown));
 }
 
+std::vector<Step> sass_pass(const SassCounts& c, double warps, double chain_ns, PipeBarriers b,
+                            const std::string& what, const std::string& chain_label) {
+  const double lanes = 32 * warps;
+  return {issue(Unit::Sfu, c.mufu * lanes, b.sfu, 0, what + ": exp2"),
+          issue(Unit::Smem, (c.lds_bytes + c.sts_bytes) * warps, b.smem, 0, what + ": shared memory"),
+          issue(Unit::Fma, c.issue * lanes, b.issue, 0, what + ": issue slots"),
+          delay(chain_ns, chain_label),
+          wait(b.sfu, 0, "exp2 done"),
+          wait(b.smem, 0, "shared memory done"),
+          wait(b.issue, 0, "issued")};
+}
+
 SassCounts sass_counts(std::span<const SassRegionMix> table, std::string_view function_part,
                        std::initializer_list<std::string_view> regions) {
   SassCounts sum;

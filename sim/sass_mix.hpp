@@ -6,7 +6,11 @@
 // leave its model behind.
 #include <initializer_list>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "sim/kernel.hpp"
 
 namespace overlap::sim {
 
@@ -59,5 +63,16 @@ bool has_sass_region(std::span<const SassRegionMix> table, std::string_view func
 // wgmmas' share f of the chain's time: f = tensor cycles / chain time, and where the chain sets
 // the pace: c = c0 + (tensor / c) (c1 - c0), solved for c.
 double loaded_chain(const SassCounts& counts, double tensor_cycles);
+
+// The barriers (indexed by tile, offset 0) on which a pass's pipe work arrives.
+struct PipeBarriers {
+  int sfu, smem, issue;
+};
+
+// One pass of `warps` warps through compiled code of mix `c`: its exp2 (SFU), shared-memory bytes
+// and issue slots (the FMA pipe, a lane per thread-instruction) started together, beside one
+// warp's in-order chain of `chain_ns`; the steps end when the chain and every pipe are done.
+std::vector<Step> sass_pass(const SassCounts& c, double warps, double chain_ns, PipeBarriers b,
+                            const std::string& what, const std::string& chain_label);
 
 }  // namespace overlap::sim

@@ -86,7 +86,7 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
   };
   const SassCounts c = sass_counts(generated::kGlaStateWalkSass, walk_function(d, forward),
                                    {"walk.chunk", "walk.state_out", "walk.decay", "walk.update", "walk.load"});
-  const double warps = tiling::kWalkWarps, lanes = 32 * warps;
+  const double warps = tiling::kWalkWarps;
 
   Role r;
   r.name = "warps (prefetching)";
@@ -95,13 +95,12 @@ KernelSpec state_walk_kernel(const HardwareProfile& hw, const GlaKernelShape& d,
   for (int j = 0; j + 1 < stages; ++j) issue_loads(r.prologue, j);
   issue_loads(r.body, stages - 1);
   r.body.push_back(wait(kFull, 0, "wait chunk"));
-  r.body.push_back(issue(Unit::Fma, c.issue * lanes, kIssue, 0, "instructions (issue slots)"));
-  r.body.push_back(issue(Unit::Sfu, c.mufu * lanes, kSfu, 0, "exp2"));
-  r.body.push_back(issue(Unit::Smem, (c.lds_bytes + c.sts_bytes) * warps, kSmem, 0, "shared memory"));
   r.body.push_back(issued(mma(c.hmma_flops * warps, Precision::Bf16, TensorPath::WarpMma, "state update (mma.sync)"),
                           kTensor, 0));
-  r.body.push_back(delay(c.cycles * hw.cycle_ns(), "one warp's in-order pass through the chunk (SASS)"));
-  for (int b : {int(kIssue), int(kSfu), int(kSmem), int(kTensor)}) r.body.push_back(wait(b, 0, "pipes done"));
+  for (Step& s : sass_pass(c, warps, c.cycles * hw.cycle_ns(), {kSfu, kSmem, kIssue}, "chunk",
+                           "one warp's in-order pass through the chunk (SASS)"))
+    r.body.push_back(std::move(s));
+  r.body.push_back(wait(kTensor, 0, "mma done"));
   // Not waited for: a bulk copy (TMA) per row from shared memory at V = 128, else from registers.
   const CopyEngine out_engine = d.V == 128 && hw.copy_engine == CopyEngine::Tma ? CopyEngine::Tma : engine;
   r.body.push_back(issued(store(B * V * 2, out_engine, forward ? "store S_n" : "store dS_n"), -1, 0));

@@ -114,17 +114,18 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaKernelS
   double mean_prefix = 0;
   for (int i = 0; i < split.count; ++i) mean_prefix += split.bounds[i];
   mean_prefix /= split.count;
-  const double input_bytes = double(d.B) * d.T * d.H * (2.0 * K * 2 + K * 4 + double(d.V) * 2);
+  // A walk's chunk: q, k, g (shared by the head's v-blocks) and its v; a state-only chunk: no q.
+  const double prefix = C * K * 2 / v_blocks + C * K * 4 / v_blocks + C * bv * 2;
+  const double own = prefix + C * K * 2 / v_blocks;
+  const double input_bytes = double(walks) * chunks * own;
   const bool inputs_stay_in_l2 = input_bytes <= 0.5 * hw.l2_size_MiB * 1024 * 1024;
   const double prefix_share = P == 0 ? 1.0 : inputs_stay_in_l2 ? 0.0 : mean_prefix / P;
   if (split.count > 1) {
     // The simulated segment is not typical of the CTAs: the kernel's bytes, counted over all of
-    // them. Each walk reads every chunk once as its own (q, k, g shared by the v-blocks), and
-    // where the inputs do not stay in L2 each segment's prefix again (k, g, v).
-    const double own = C * K * 2 * 2 / v_blocks + C * K * 4 / v_blocks + C * bv * 2;
-    const double prefix = C * K * 2 / v_blocks + C * K * 4 / v_blocks + C * bv * 2;
-    const double rereads = inputs_stay_in_l2 ? 0.0 : mean_prefix * split.count * prefix;
-    k.hbm_bytes = double(walks) * (chunks * (own + C * bv * 2) + rereads) +
+    // them. Each walk reads every chunk once as its own and writes its o, and where the inputs do
+    // not stay in L2 each segment's prefix again.
+    const double rereads = inputs_stay_in_l2 ? 0.0 : double(walks) * mean_prefix * split.count * prefix;
+    k.hbm_bytes = input_bytes + double(walks) * chunks * C * bv * 2 + rereads +
                   double(walks) * K * bv * 4 * ((d.h0 ? 1 : 0) + (d.hT ? 1 : 0));
   }
   auto loads_of_chunk = [&](int offset) {
@@ -145,7 +146,6 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaKernelS
     return out;
   };
 
-  const double gating_lanes = 32.0 * kGatingWarps;
   const double flops_per_cycle = hw.bf16_flops_per_sm_clk();
   const double state_flops = 2 * K * C * bv;
   Role gate;
@@ -156,20 +156,14 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaKernelS
   auto gating_chunk = [&](const SassCounts& g, double tensor_flops, const char* what, int from, int to) {
     const double chain = loaded_chain(g, tensor_flops / flops_per_cycle);
     const double loaded_share = std::min(1.0, tensor_flops / flops_per_cycle / chain);
-    return only(std::vector<Step>{
-                    wait(kFull, 0, "wait chunk"),
-                    issue(Unit::Sfu, g.mufu * gating_lanes, kGateSfu, 0, "exp2"),
-                    issue(Unit::Smem, (g.lds_bytes + g.sts_bytes) * kGatingWarps, kGateSmem, 0, "operands in place"),
-                    issue(Unit::Fma, g.issue * gating_lanes, kGateIssue, 0, fmt::format("{} (issue)", what)),
-                    delay(chain * hw.cycle_ns(),
-                          fmt::format("two warps' dependent chains on one scheduler (SASS, in order; shared loads "
-                                      "slowed by the wgmmas {:.0f}% of the chunk)",
-                                      100 * loaded_share)),
-                    wait(kGateSfu, 0, "exp2 done"),
-                    wait(kGateSmem, 0, "stores done"),
-                    wait(kGateIssue, 0, "issued"),
-                    arrive(kPrepared, 0)},
-                from, to);
+    std::vector<Step> steps = {wait(kFull, 0, "wait chunk")};
+    for (Step& s : sass_pass(g, kGatingWarps, chain * hw.cycle_ns(), {kGateSfu, kGateSmem, kGateIssue}, what,
+                             fmt::format("two warps' dependent chains on one scheduler (SASS, in order; shared loads "
+                                         "slowed by the wgmmas {:.0f}% of the chunk)",
+                                         100 * loaded_share)))
+      steps.push_back(std::move(s));
+    steps.push_back(arrive(kPrepared, 0));
+    return only(std::move(steps), from, to);
   };
   // A state-only chunk: only the state update's wgmma streams beside it.
   gate.body = gating_chunk(mix(int(d.K), t.block_v, {"gating.chunk@prefix", "gating.prefix@prefix"}), state_flops,

@@ -45,8 +45,7 @@ int sfu_done(int c) { return kPerConsumer * c + 2; }
 int smem_done(int c) { return kPerConsumer * c + 3; }
 int issue_done(int c) { return kPerConsumer * c + 4; }
 
-constexpr double kLanes = 128;  // one consumer warpgroup
-constexpr double kWarps = 4;
+constexpr double kWarps = 4;  // one consumer warpgroup
 
 // One consumer's per-chunk instruction mix at head dim K: every `paired.*` region of the chunk's
 // straight code, plus each rolled loop's body times its passes (the chunk's work over the work of
@@ -130,14 +129,10 @@ KernelSpec pass_kernel(const HardwareProfile& hw, const GlaKernelShape& d, Pass 
     if (pass == Pass::States && d.h0) r.prologue.push_back(load(K * bv * 4, 1.0, CopyEngine::LdSt, "load h0"));
     r.body.push_back(wait(full(c), 0, "wait chunk"));
     if (pass == Pass::States) r.body.push_back(issued(store(K * bv * 2, CopyEngine::Tma, "store S_n (TMA)"), -1, 0));
-    r.body.push_back(issue(Unit::Sfu, mix.mufu * kLanes, sfu_done(c), 0, "exp2"));
-    r.body.push_back(issue(Unit::Smem, (mix.lds_bytes + mix.sts_bytes) * kWarps, smem_done(c), 0, "shared memory"));
-    r.body.push_back(issue(Unit::Fma, mix.issue * kLanes, issue_done(c), 0, "chunk (issue)"));
-    r.body.push_back(delay(chain * hw.cycle_ns(), fmt::format("one warp's chain a scheduler (SASS, in order{})",
-                                                              per_cta > 1 ? "; shared loads beside the other's wgmmas" : "")));
-    r.body.push_back(wait(sfu_done(c), 0, "exp2 done"));
-    r.body.push_back(wait(smem_done(c), 0, "shared memory done"));
-    r.body.push_back(wait(issue_done(c), 0, "issued"));
+    for (Step& s : sass_pass(mix, kWarps, chain * hw.cycle_ns(), {sfu_done(c), smem_done(c), issue_done(c)}, "chunk",
+                             fmt::format("one warp's chain a scheduler (SASS, in order{})",
+                                         per_cta > 1 ? "; shared loads beside the other's wgmmas" : "")))
+      r.body.push_back(std::move(s));
     r.body.push_back(mma(wgmma_flops, Precision::Bf16, TensorPath::Warpgroup, "wgmma (waited)"));
     if (mma_sync_flops > 0) r.body.push_back(mma(mma_sync_flops, Precision::Bf16, TensorPath::WarpMma, "diagonal blocks"));
     r.body.push_back(arrive(empty(c), 0));
