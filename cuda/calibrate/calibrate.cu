@@ -1,7 +1,8 @@
 // Microbenchmarks behind `overlap calibrate`. Each measures one ceiling the simulator uses:
 //   copy bandwidth  - a 16-byte-per-thread grid-stride copy of 2 x 1 GiB (and cudaMemcpy D2D),
 //                     bytes read + written over the median time;
-//   tensor rate     - cuBLAS bf16 GEMM 8192^3 (fp32 accumulation) on random data, median;
+//   tensor rates    - cuBLAS bf16 GEMM 8192^3 (fp32 accumulation) on random data, median; the
+//                     same in fp8 e4m3 through cuBLASLt (fp8_gemm_rate.cu, sm_89+);
 //   L2 bandwidth    - every SM reading a 16 MiB L2-resident buffer with L1-bypassing loads;
 //   SM port         - one CTA reading an L2-resident buffer, bytes per SM clock (clock64);
 //   launch overhead - back-to-back empty kernels on one stream, time per launch;
@@ -26,10 +27,13 @@
 
 #include "calibrate/calibrate.hpp"
 #include "calibrate/cluster_slots.hpp"
+#include "calibrate/fp8_gemm_rate.hpp"
+#include "calibrate/random_fill.cuh"
 #include "calibrate/icache.hpp"
 #include "calibrate/sm_latency.hpp"
 #include "calibrate/sm_throughput.hpp"
 #include "calibrate/tma_stream.hpp"
+#include "runtime/cublas_check.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/timing.hpp"
@@ -37,27 +41,11 @@
 namespace overlap::gpu {
 namespace {
 
-#define OVERLAP_CUBLAS_CHECK(call)                                                       \
-  do {                                                                                   \
-    const cublasStatus_t s_ = (call);                                                    \
-    if (s_ != CUBLAS_STATUS_SUCCESS) ::overlap::fail("cuBLAS error {} in {}", static_cast<int>(s_), #call); \
-  } while (0)
 
 __global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x)
     dst[i] = src[i];
-}
-
-__global__ void fill_random_bf16(__nv_bfloat16* x, std::size_t n, unsigned seed) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    x[i] = __float2bfloat16((static_cast<float>(h & 0xffff) / 65536.0f) - 0.5f);
-  }
 }
 
 __global__ void empty_kernel() {}
@@ -131,8 +119,8 @@ MeasuredField measure_bf16_tensor_rate(int repeats) {
   constexpr int n = 8192;
   const std::size_t elems = std::size_t(n) * n;
   DeviceBuffer a(elems * 2), b(elems * 2), c(elems * 2);
-  fill_random_bf16<<<1024, 256>>>(a.as<__nv_bfloat16>(), elems, 1);
-  fill_random_bf16<<<1024, 256>>>(b.as<__nv_bfloat16>(), elems, 2);
+  fill_random<<<1024, 256>>>(a.as<__nv_bfloat16>(), elems, 1);
+  fill_random<<<1024, 256>>>(b.as<__nv_bfloat16>(), elems, 2);
   OVERLAP_CUDA_CHECK(cudaGetLastError());
   cublasHandle_t handle;
   OVERLAP_CUBLAS_CHECK(cublasCreate(&handle));
@@ -268,6 +256,7 @@ Calibration calibrate_device(const CalibrateOptions& options) {
   cal.fields.push_back({"hbm_capacity_GB", static_cast<double>(prop.totalGlobalMem) / 1e9, "measured by overlap calibrate: cudaGetDeviceProperties totalGlobalMem"});
   cal.fields.push_back(measure_copy_bandwidth(options.repeats));
   cal.fields.push_back(measure_bf16_tensor_rate(options.repeats));
+  for (auto& f : measure_fp8_tensor_rate(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
   for (auto& f : measure_l2_and_sm_port(options.repeats)) cal.fields.push_back(std::move(f));
   cal.fields.push_back(measure_launch_overhead());
   cal.fields.push_back({"dram_latency_cycles", chase_cycles_per_load(std::size_t(512) << 20, 20000),

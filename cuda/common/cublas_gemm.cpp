@@ -6,15 +6,9 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "runtime/cublas_check.hpp"
 #include "runtime/cuda_check.hpp"
 
-#define OVERLAP_CUBLAS_CHECK(call)                                                      \
-  do {                                                                                  \
-    const cublasStatus_t overlap_cublas_status_ = (call);                               \
-    if (overlap_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                \
-      ::overlap::fail("cuBLAS error {} in {} at {}:{}",                                 \
-                      cublasGetStatusString(overlap_cublas_status_), #call, __FILE__, __LINE__); \
-  } while (0)
 
 namespace overlap::cuda {
 namespace {

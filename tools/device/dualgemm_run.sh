@@ -4,7 +4,8 @@
 #   bash tools/device/dualgemm_run.sh [tests|bench|all|ncu]
 # Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
 # SANITIZER_TIMEOUT, BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_dualgemm.py arguments),
-# TEST_FILTER (gtest filter), NCU_SHAPE (M,N,K) / NCU_VARIANT / NCU_FORMAT (ncu).
+# TEST_FILTER (gtest filter), NCU_SHAPE (M,N,K) / NCU_VARIANT (one or a space-separated list) /
+# NCU_FORMAT (ncu; one report per variant, ncu_<variant>.txt).
 set -o pipefail
 what=${1:-all}
 OUT=${OUT:-out}
@@ -45,14 +46,16 @@ if [[ $what == bench || $what == all ]]; then
 fi
 if [[ $what == ncu ]]; then
   shape=${NCU_SHAPE:-256,4096,7168}
-  variant=${NCU_VARIANT:-tile128x64_stages4_ws}
-  timeout 200 ncu --kernel-name regex:dualgemm_kernel --launch-skip 1 --launch-count 1 \
-    --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
-    --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
-    python3 bench/gpu/bench_dualgemm.py --lib "$B/cuda/dualgemm/liboverlap_dualgemm_capi.so" --reps 1 --warmup 1 \
-    --variants "$variant" --shapes "$shape" --formats "${NCU_FORMAT:-fp8}" >"$OUT/ncu_dualgemm.txt" 2>&1
-  echo "ncu: exit $?"
-  grep -E "Duration|Registers Per|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall|Throughput|L2 Hit" \
-    "$OUT/ncu_dualgemm.txt" | head -30
+  for variant in ${NCU_VARIANT:-tile128x64_stages4_ws}; do
+    report="$OUT/ncu_$variant.txt"
+    timeout 200 ncu --kernel-name regex:dualgemm_kernel --launch-skip 1 --launch-count 1 \
+      --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+      --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section Occupancy --section LaunchStats \
+      python3 bench/gpu/bench_dualgemm.py --lib "$B/cuda/dualgemm/liboverlap_dualgemm_capi.so" --reps 1 --warmup 1 \
+      --variants "$variant" --shapes "$shape" --formats "${NCU_FORMAT:-fp8}" >"$report" 2>&1
+    echo "ncu $variant: exit $?"
+    grep -E "Duration|SM Frequency|DRAM Throughput|Memory Throughput|L2 Hit|Issue Slots Busy|No Eligible|Warp Cycles Per Issued" \
+      "$report" | head -12
+  done
 fi
 exit $status

@@ -6,7 +6,7 @@
 #   bash tools/device/validate_run.sh [extra validate arguments, e.g. --workload linrnn]
 # The same measurements are scored against the calibrated profile afterwards, without the GPU:
 #   python3 tools/rescore_validation.py validation/report.json build/app/overlap --hw calibrated.json
-# With SKIP_CALIBRATE=1 it only validates. Where every workload does not fit one call, run it per
+# With SKIP_CALIBRATE=1 it only validates; with CALIBRATE_ONLY=1 it only calibrates. Where every workload does not fit one call, run it per
 # workload (`... validate_run.sh --workload dualgemm`, one OUT each) and join the reports:
 #   build/app/overlap merge-reports A/validation/report.json B/validation/report.json --out docs/validation/current
 set -o pipefail
@@ -24,4 +24,5 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 
 if [[ -z ${SKIP_CALIBRATE:-} ]]; then
   timeout 120 "$B/app/overlap" calibrate --out "$OUT/calibrated.json" 2>&1 | tee -a "$log"
 fi
+[[ -n ${CALIBRATE_ONLY:-} ]] && exit 0
 "$B/app/overlap" validate --out "$OUT/validation" "$@" 2>&1 | tee -a "$log" | grep -v "^\[" | tail -90
