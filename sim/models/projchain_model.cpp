@@ -68,6 +68,12 @@ KernelSpec activation(const HardwareProfile& hw, std::string name, std::int64_t 
   return k;
 }
 
+// cudaMemcpy2DAsync of a `rows` x `cols` bf16 slice out of the wide intermediate (device to
+// device): a copy kernel, one read and one write of every element and nothing else.
+KernelSpec slice_copy(const HardwareProfile& hw, std::string name, std::int64_t rows, std::int64_t cols) {
+  return activation(hw, std::move(name), rows, cols, 0, 0);
+}
+
 std::vector<KernelSpec> activations(const HardwareProfile& hw, const ProjDims& d) {
   const std::int64_t w = d.H * d.dk;
   return {activation(hw, "projchain_l2norm_k", d.N, w, 1.0 / double(d.dk), 4),
@@ -87,6 +93,9 @@ std::vector<KernelSpec> build(Variant v, const HardwareProfile& hw, const ShapeA
       return ks;
     case Variant::WideGemm:
       ks.push_back(gemm_kernel(hw, gemm_spec(hw, v, "projchain_wide_gemm", d, wide)));
+      // q and v are separate outputs: copied out of the intermediate (projchain_forward.cpp).
+      ks.push_back(slice_copy(hw, "projchain_copy_q", d.N, w));
+      ks.push_back(slice_copy(hw, "projchain_copy_v", d.N, w));
       for (auto& k : activations(hw, d)) ks.push_back(std::move(k));
       return ks;
     case Variant::EpilogueFused:
@@ -132,7 +141,7 @@ std::vector<VariantModel> projchain_variant_models() {
       "projchain",
       {
           {Variant::Unfused, "unfused", "5 GEMMs + 3 activation kernels (8 launches)"},
-          {Variant::WideGemm, "wide_gemm", "1 GEMM on the concatenated weight + 3 activation kernels"},
+          {Variant::WideGemm, "wide_gemm", "1 GEMM on the concatenated weight, 2 slice copies (q, v) + 3 activation kernels"},
           {Variant::EpilogueFused, "epilogue_fused", "1 GEMM, activations and per-head L2 norm in the epilogue"},
           {Variant::ClusterFused, "cluster_fused", "1 GEMM with half-head tiles, L2-norm partials exchanged in a cluster"},
       },
