@@ -5,7 +5,8 @@
 # (train: the forward + backward benchmark, bench/gpu/bench_gla_train.py; varlen: the
 # variable-length batch against equal lengths, bench/gpu/bench_gla_varlen.py, VARLEN_ARGS; ncu_bwd:
 # Nsight Compute on the backward's kernels at NCU_SHAPE, default 8,4096,16,128,128; ncu_table:
-# tools/device/gla_ncu.sh's table of pipes and stalls for NCU_VARIANTS at NCU_SHAPES; ncu_src:
+# tools/device/gla_ncu.sh's table of pipes and stalls for NCU_VARIANTS (comma-separated) at NCU_SHAPES
+# (semicolon-separated, each B,T,H,K,V); ncu_src:
 # per-SASS stall samples (CSV) of launch SKIP of NCU_KERNEL for each SHAPE:SKIP in NCU_JOBS, of
 # NCU_VARIANT, for tools/ncu_by_region.py on the host)
 # Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
