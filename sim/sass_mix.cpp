@@ -8,20 +8,27 @@
 
 namespace overlap::sim {
 
+namespace {
+
+// Every field, so that adding and scaling cannot fall out of step with the struct.
+constexpr double SassCounts::*kFields[] = {
+    &SassCounts::issue,     &SassCounts::mufu,   &SassCounts::hgmma, &SassCounts::hgmma_flops, &SassCounts::hmma,
+    &SassCounts::hmma_flops, &SassCounts::lds_bytes, &SassCounts::sts_bytes, &SassCounts::fp32, &SassCounts::alu,
+    &SassCounts::uniform,   &SassCounts::sync,   &SassCounts::tma,   &SassCounts::control,     &SassCounts::other,
+    &SassCounts::cycles,    &SassCounts::cycles_loaded};
+static_assert(sizeof(kFields) / sizeof(kFields[0]) * sizeof(double) == sizeof(SassCounts),
+              "kFields must list every field of SassCounts");
+
+}  // namespace
+
 SassCounts& SassCounts::operator+=(const SassCounts& o) {
-  issue += o.issue, mufu += o.mufu, hgmma += o.hgmma, hgmma_flops += o.hgmma_flops, hmma += o.hmma;
-  hmma_flops += o.hmma_flops, lds_bytes += o.lds_bytes, sts_bytes += o.sts_bytes, fp32 += o.fp32;
-  alu += o.alu, uniform += o.uniform, sync += o.sync, tma += o.tma, control += o.control, other += o.other;
-  cycles += o.cycles, cycles_loaded += o.cycles_loaded;
+  for (auto f : kFields) this->*f += o.*f;
   return *this;
 }
 
 SassCounts SassCounts::times(double n) const {
-  SassCounts r;
-  r.issue = issue * n, r.mufu = mufu * n, r.hgmma = hgmma * n, r.hgmma_flops = hgmma_flops * n, r.hmma = hmma * n;
-  r.hmma_flops = hmma_flops * n, r.lds_bytes = lds_bytes * n, r.sts_bytes = sts_bytes * n, r.fp32 = fp32 * n;
-  r.alu = alu * n, r.uniform = uniform * n, r.sync = sync * n, r.tma = tma * n, r.control = control * n;
-  r.other = other * n, r.cycles = cycles * n, r.cycles_loaded = cycles_loaded * n;
+  SassCounts r = *this;
+  for (auto f : kFields) r.*f *= n;
   return r;
 }
 
