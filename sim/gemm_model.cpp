@@ -78,7 +78,7 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   wave_m = std::min(mt, ceil_div(concurrent, wave_n));
   const double a_bytes = double(g.batch) * g.M * g.K * g.a_bytes_per_element;
   const double b_bytes = double(g.batch) * g.N * g.K * g.b_bytes_per_element * g.b_operands;
-  const bool fits = a_bytes + b_bytes <= 0.5 * hw.l2_size_MiB * 1024 * 1024;
+  const bool fits = hw.stays_in_l2(a_bytes + b_bytes);
   const double a_reuse = double(fits ? nt : std::max<std::int64_t>(1, std::min(nt, wave_n)));
   const double b_reuse = double(fits ? mt : std::max<std::int64_t>(1, std::min(mt, wave_m)));
 

@@ -71,6 +71,9 @@ struct HardwareProfile {
   bool has_wgmma() const { return compute_capability >= 90; }  // also TMA, clusters, setmaxnreg
   bool has_clusters() const { return compute_capability >= 90; }
   double cycle_ns() const { return 1e3 / clock_MHz; }
+  // Whether a working set of `bytes` read more than once stays in L2 between its reads: where it
+  // fits in half of L2 (the other half holds what streams through beside it).
+  bool stays_in_l2(double bytes) const { return bytes <= 0.5 * l2_size_MiB * 1024 * 1024; }
   // A __syncthreads / bar.sync every warp reaches at once: measured where the profile has it,
   // else the mbarrier hand-off (sync_latency_cycles).
   double cta_barrier_cycles() const { return bar_sync_latency_cycles > 0 ? bar_sync_latency_cycles : sync_latency_cycles; }

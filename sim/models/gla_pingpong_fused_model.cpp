@@ -107,9 +107,9 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaKernelS
   // HBM read. The simulated CTA walks the longest state-only prefix; the other segments' are
   // shorter (segment 0 has none): its prefix loads are charged to HBM at the mean prefix's
   // share, the rest as L2 traffic, so that the kernel's HBM bytes are the sum over its CTAs:
-  // every segment's re-read of an earlier segment's chunks misses. Where the inputs fit in L2
-  // (half of it, as sim/gemm_model.cpp's rule) they stay there between the reads: only the
-  // owner's read of a chunk comes from HBM.
+  // every segment's re-read of an earlier segment's chunks misses. Where the inputs stay in L2
+  // between the reads (HardwareProfile::stays_in_l2, the GEMMs' rule too), only the owner's read
+  // of a chunk comes from HBM.
   const double shared = 1.0 / double(v_blocks);
   double mean_prefix = 0;
   for (int i = 0; i < split.count; ++i) mean_prefix += split.bounds[i];
@@ -118,7 +118,7 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaKernelS
   const double prefix = C * K * 2 / v_blocks + C * K * 4 / v_blocks + C * bv * 2;
   const double own = prefix + C * K * 2 / v_blocks;
   const double input_bytes = double(walks) * chunks * own;
-  const bool inputs_stay_in_l2 = input_bytes <= 0.5 * hw.l2_size_MiB * 1024 * 1024;
+  const bool inputs_stay_in_l2 = hw.stays_in_l2(input_bytes);
   const double prefix_share = P == 0 ? 1.0 : inputs_stay_in_l2 ? 0.0 : mean_prefix / P;
   if (split.count > 1) {
     // The simulated segment is not typical of the CTAs: the kernel's bytes, counted over all of
