@@ -28,19 +28,18 @@
 #include "calibrate/calibrate.hpp"
 #include "calibrate/cluster_slots.hpp"
 #include "calibrate/fp8_gemm_rate.hpp"
-#include "calibrate/random_fill.cuh"
 #include "calibrate/icache.hpp"
+#include "calibrate/median_time.hpp"
+#include "calibrate/random_fill.cuh"
 #include "calibrate/sm_latency.hpp"
 #include "calibrate/sm_throughput.hpp"
 #include "calibrate/tma_stream.hpp"
 #include "runtime/cublas_check.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_buffer.hpp"
-#include "runtime/timing.hpp"
 
 namespace overlap::gpu {
 namespace {
-
 
 __global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
@@ -88,14 +87,6 @@ __global__ void pointer_chase(const unsigned* __restrict__ next, unsigned start,
   *cycles = t1 - t0;
 }
 
-double time_median_us(const std::function<void(cudaStream_t)>& fn, int repeats) {
-  TimingOptions options;
-  options.warmup = 2;
-  options.runs_per_set = repeats;
-  options.flush_l2 = true;
-  return time_launches([&](int, cudaStream_t s) { fn(s); }, 1, options).median_us;
-}
-
 MeasuredField measure_copy_bandwidth(int repeats) {
   constexpr std::size_t bytes = std::size_t(1) << 30;
   DeviceBuffer src(bytes), dst(bytes);
@@ -103,9 +94,9 @@ MeasuredField measure_copy_bandwidth(int repeats) {
   int sms = 0;
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const std::size_t n = bytes / sizeof(int4);
-  const double kernel_us = time_median_us(
+  const double kernel_us = median_us(
       [&](cudaStream_t s) { copy16<<<sms * 8, 512, 0, s>>>(src.as<int4>(), dst.as<int4>(), n); }, repeats);
-  const double memcpy_us = time_median_us(
+  const double memcpy_us = median_us(
       [&](cudaStream_t s) { OVERLAP_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, s)); },
       repeats);
   const double best_us = std::min(kernel_us, memcpy_us);
@@ -131,20 +122,11 @@ MeasuredField measure_bf16_tensor_rate(int repeats) {
                                       b.get(), CUDA_R_16BF, n, &beta, c.get(), CUDA_R_16BF, n,
                                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   };
-  const double us = time_median_us(gemm, repeats);
+  const double us = median_us(gemm, repeats);
   cublasDestroy(handle);
   return {"tensor_bf16_TFLOPs", 2.0 * n * n * double(n) / (us * 1e6),
           fmt::format("measured by overlap calibrate: cuBLAS bf16 GEMM {0}x{0}x{0}, fp32 accumulation, random "
                       "data, median of {1} runs ({2:.1f} us)", n, repeats, us)};
-}
-
-// Times `launch` without flushing L2 between runs (the buffer is meant to stay resident).
-double time_l2_resident_us(const std::function<void(cudaStream_t)>& launch, int repeats) {
-  TimingOptions options;
-  options.warmup = 2;
-  options.runs_per_set = repeats;
-  options.flush_l2 = false;
-  return time_launches([&](int, cudaStream_t s) { launch(s); }, 1, options).median_us;
 }
 
 std::vector<MeasuredField> measure_l2_and_sm_port(int repeats) {
@@ -156,9 +138,10 @@ std::vector<MeasuredField> measure_l2_and_sm_port(int repeats) {
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   constexpr int reps = 4;
   const int blocks = 2 * sms;
-  const double all_us = time_l2_resident_us(
+  // Not flushed between runs: the buffer is meant to stay resident.
+  const double all_us = median_us(
       [&](cudaStream_t s) { l2_read<<<blocks, 1024, 0, s>>>(buf.as<int4>(), n, reps, sink.as<int>(), cycles.as<long long>()); },
-      repeats);
+      repeats, /*flush_l2=*/false);
   OVERLAP_CUDA_CHECK(cudaGetLastError());
   const double l2_GBps = double(bytes) * reps * blocks / (all_us * 1e3);
 

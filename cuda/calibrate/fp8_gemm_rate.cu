@@ -4,11 +4,11 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include "calibrate/median_time.hpp"
 #include "calibrate/random_fill.cuh"
 #include "runtime/cublas_check.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_buffer.hpp"
-#include "runtime/timing.hpp"
 
 namespace overlap::gpu {
 namespace {
@@ -62,18 +62,12 @@ std::vector<MeasuredField> measure_fp8_tensor_rate(int repeats, int compute_capa
   if (found == 0) fail("cuBLASLt offers no fp8 e4m3 GEMM algorithm for {0}x{0}x{0} on this GPU", n);
 
   const float alpha = 1.0f, beta = 0.0f;
-  TimingOptions options;
-  options.warmup = 2;
-  options.runs_per_set = repeats;
-  options.flush_l2 = true;
-  const double us = time_launches(
-                        [&](int, cudaStream_t s) {
-                          OVERLAP_CUBLAS_CHECK(cublasLtMatmul(lt.handle, lt.op, &alpha, a.get(), lt.a, b.get(), lt.b,
-                                                                &beta, d.get(), lt.d, d.get(), lt.d, &heuristic.algo,
-                                                                workspace.get(), workspace_bytes, s));
-                        },
-                        1, options)
-                        .median_us;
+  const double us = median_us(
+      [&](cudaStream_t s) {
+        OVERLAP_CUBLAS_CHECK(cublasLtMatmul(lt.handle, lt.op, &alpha, a.get(), lt.a, b.get(), lt.b, &beta, d.get(), lt.d,
+                                            d.get(), lt.d, &heuristic.algo, workspace.get(), workspace_bytes, s));
+      },
+      repeats);
   return {{"tensor_fp8_TFLOPs", 2.0 * n * n * double(n) / (us * 1e6),
            fmt::format("measured by overlap calibrate: cuBLASLt fp8 e4m3 GEMM {0}x{0}x{0} (A transposed, bf16 out), "
                        "fp32 accumulation, random data, median of {1} runs ({2:.1f} us)",

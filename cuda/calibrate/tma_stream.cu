@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <string>
 
+#include "calibrate/median_time.hpp"
 #include "common/sm90_ptx.cuh"
 #include "common/tensor_map.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_buffer.hpp"
-#include "runtime/timing.hpp"
 
 namespace overlap::gpu {
 namespace {
@@ -76,14 +76,8 @@ std::vector<StreamResult> sweep(std::size_t tensor_bytes, bool flush, int repeat
   constexpr int boxes = 256;  // 8 MiB per CTA
   std::vector<StreamResult> out;
   for (int stages : {1, 2, 3, 4, 6}) {
-    TimingOptions options;
-    options.warmup = 2;
-    options.runs_per_set = repeats;
-    options.flush_l2 = flush;
-    const double us = time_launches(
-                          [&](int, cudaStream_t s) { tma_stream<<<sms, 64, smem, s>>>(map, rows, boxes, stages); }, 1,
-                          options)
-                          .median_us;
+    const double us =
+        median_us([&](cudaStream_t s) { tma_stream<<<sms, 64, smem, s>>>(map, rows, boxes, stages); }, repeats, flush);
     OVERLAP_CUDA_CHECK(cudaGetLastError());
     const double bytes = double(sms) * boxes * kBoxBytes;
     out.push_back({stages, us, bytes / (us * 1e3), us * 1e3 / boxes});

@@ -9,7 +9,6 @@
 #include "runtime/cublas_check.hpp"
 #include "runtime/cuda_check.hpp"
 
-
 namespace overlap::cuda {
 namespace {
 
