@@ -15,11 +15,19 @@ python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_pingpong_cubin.cu
   --warps-per-scheduler gating=2 \
   --cpp "$root/sim/models/generated/gla_pingpong_fused_sass.hpp" --cpp-name kGlaPingpongFusedSass \
   --command "tools/make_sass_mix.sh"
-# pingpong_materialized's paired kernels: each consumer warpgroup one warp a scheduler.
+# pingpong_materialized's paired kernels, a lone consumer: one warp a scheduler.
 python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_pingpong_cubin.cubin" \
   --source "$root/cuda/gla/gla_pingpong_kernel.cuh" --kernel gla_pingpong_kernel \
   --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --profile "$root/profiles/H100.json" \
   --cpp "$root/sim/models/generated/gla_pingpong_paired_sass.hpp" --cpp-name kGlaPingpongPairedSass \
+  --command "tools/make_sass_mix.sh"
+# The same, timed with two consumer warps a scheduler (a CTA of two work units: the consumers run
+# the same code side by side and share each scheduler's issue slot and SFU quarter).
+python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_pingpong_cubin.cubin" \
+  --source "$root/cuda/gla/gla_pingpong_kernel.cuh" --kernel gla_pingpong_kernel \
+  --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --profile "$root/profiles/H100.json" \
+  --warps-per-scheduler paired=2 \
+  --cpp "$root/sim/models/generated/gla_pingpong_paired_two_sass.hpp" --cpp-name kGlaPingpongPairedTwoSass \
   --command "tools/make_sass_mix.sh"
 # linrnn full_fused: 128 threads, one CTA per SM at the shapes where W stays in shared memory.
 python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/linrnn/linrnn_full_fused_cubin.cubin" \
@@ -33,4 +41,4 @@ python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_backward_cubin.cu
   --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --profile "$root/profiles/H100.json" \
   --cpp "$root/sim/models/generated/gla_state_walk_sass.hpp" --cpp-name kGlaStateWalkSass \
   --command "tools/make_sass_mix.sh"
-echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp, gla_pingpong_paired_sass.hpp, linrnn_full_fused_sass.hpp and gla_state_walk_sass.hpp"
+echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp, gla_pingpong_paired_sass.hpp, gla_pingpong_paired_two_sass.hpp, linrnn_full_fused_sass.hpp and gla_state_walk_sass.hpp"

@@ -1,7 +1,9 @@
 // gla pingpong_materialized: cuda/gla/gla_pingpong_kernel.cuh's two kernels as the model sees
 // them. The roles, the ring and how it is shared are the kernels'; the work a consumer does per
 // chunk is the kernel's compiled instruction mix (sim/models/generated/gla_pingpong_paired_sass.hpp,
-// counted from its SASS by tools/sass_mix.py and checked against a fresh compile by a CPU test).
+// counted from its SASS by tools/sass_mix.py and checked against a fresh compile by a CPU test;
+// gla_pingpong_paired_two_sass.hpp has the same counts, its chains timed with two warps a
+// scheduler, as a paired CTA runs them).
 //
 // Paired form: a CTA takes one or two work units (gla::pingpong_units_per_cta: two where the
 // units outnumber the SMs); consumer warpgroup c walks unit c's chunks with its own share of the
@@ -14,8 +16,9 @@
 //                          its SASS: exp2 on the SFU, shared-memory bytes and issue slots on
 //                          their pipes, beside one warp's in-order pass through the chunk's
 //                          instructions (one warp a scheduler; shared loads slowed while the
-//                          other consumer's wgmmas stream, for their share of the chunk; one
-//                          cycle lost per instruction the other consumer's warp issues)
+//                          other consumer's wgmmas stream, for their share of the chunk; where
+//                          the CTA pairs units, the two consumers' warps of a scheduler share
+//                          its issue slot and SFU quarter)
 //                          its wgmmas and mma.syncs, waited for in line -> empty_c[n]
 //                          [outputs: o to global from registers, not waited for]
 // Producer (one thread):   per chunk index, for each consumer in turn: wait empty_c[n - its
@@ -27,10 +30,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <span>
 #include <string>
 
 #include "cuda/gla/gla_tiling.hpp"
 #include "sim/models/generated/gla_pingpong_paired_sass.hpp"
+#include "sim/models/generated/gla_pingpong_paired_two_sass.hpp"
 #include "sim/sass_mix.hpp"
 
 namespace overlap::sim {
@@ -50,10 +55,12 @@ constexpr double kWarps = 4;  // one consumer warpgroup
 
 // One consumer's per-chunk instruction mix at head dim K: every `paired.*` region of the chunk's
 // straight code, plus each rolled loop's body times its passes (the chunk's work over the work of
-// one pass).
-SassCounts chunk_mix(int K, Pass pass, double C) {
+// one pass). `paired`: the chains as two consumers' warps run them side by side on a scheduler.
+SassCounts chunk_mix(int K, Pass pass, double C, bool paired) {
   const std::string part = fmt::format("gla_pingpong_kernelILi{}ELNS1_4PassE{}E", K, pass == Pass::States ? 0 : 1);
-  const auto& table = generated::kGlaPingpongPairedSass;
+  const std::span<const SassRegionMix> table =
+      paired ? std::span<const SassRegionMix>(generated::kGlaPingpongPairedTwoSass)
+             : std::span<const SassRegionMix>(generated::kGlaPingpongPairedSass);
   SassCounts mix = sass_counts(table, part, {"paired.chunk"});
   for (const SassRegionMix& row : table)
     if (row.function.find(part) != std::string_view::npos && row.region.starts_with("paired.") &&
@@ -118,17 +125,11 @@ KernelSpec pass_kernel(const HardwareProfile& hw, const GlaKernelShape& d, Pass 
   }
   k.roles.push_back(std::move(producer));
 
-  const SassCounts mix = chunk_mix(int(d.K), pass, C);
+  const SassCounts mix = chunk_mix(int(d.K), pass, C, per_cta > 1);
   const double wgmma_flops = mix.hgmma_flops, mma_sync_flops = mix.hmma_flops * kWarps;
   // The other consumer's wgmmas stream beside this one's shared loads for their share of its chunk.
   const double beside = per_cta > 1 ? wgmma_flops / hw.bf16_flops_per_sm_clk() : 0.0;
-  // Each scheduler holds one warp of each paired consumer, running the same code: where this
-  // warp's chain is ready to issue, the other's instruction often takes the cycle. Charged as one
-  // cycle lost per instruction the other warp issues (a bound from the counts; Nsight Compute at
-  // (4,4096,32,64,64) and (8,4096,16,128,128): "selected" and "not selected" lead the stall
-  // samples of the hottest region, and the one-warp chain alone left the outputs kernel 23-35% short).
-  const double shared_scheduler = per_cta > 1 ? mix.issue : 0.0;
-  const double chain = loaded_chain(mix, beside) + shared_scheduler;
+  const double chain = loaded_chain(mix, beside);
   for (int c = 0; c < per_cta; ++c) {
     Role r;
     r.name = fmt::format("consumer{}", c);
@@ -137,10 +138,9 @@ KernelSpec pass_kernel(const HardwareProfile& hw, const GlaKernelShape& d, Pass 
     r.body.push_back(wait(full(c), 0, "wait chunk"));
     if (pass == Pass::States) r.body.push_back(issued(store(K * bv * 2, CopyEngine::Tma, "store S_n (TMA)"), -1, 0));
     for (Step& s : sass_pass(mix, kWarps, chain * hw.cycle_ns(), {sfu_done(c), smem_done(c), issue_done(c)}, "chunk",
-                             fmt::format("one warp's chain a scheduler (SASS, in order{})",
-                                         per_cta > 1 ? "; shared loads beside the other's wgmmas, issue cycles "
-                                                       "taken by the other's warp"
-                                                     : "")))
+                             per_cta > 1 ? "two consumers' warps a scheduler, side by side (SASS, in order; shared "
+                                           "loads beside the other's wgmmas)"
+                                         : "one warp's chain a scheduler (SASS, in order)"))
       r.body.push_back(std::move(s));
     r.body.push_back(mma(wgmma_flops, Precision::Bf16, TensorPath::Warpgroup, "wgmma (waited)"));
     if (mma_sync_flops > 0) r.body.push_back(mma(mma_sync_flops, Precision::Bf16, TensorPath::WarpMma, "diagonal blocks"));
