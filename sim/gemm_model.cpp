@@ -95,6 +95,8 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
     if (g.b_multicast > 1) s.l2_fraction = 1.0 / g.b_multicast;
     loop.loads.push_back(s);
   }
+  if (g.eager_release && g.warp_specialized && g.stages > 1)
+    loop.compute.push_back(delay(hw.cta_barrier_cycles() * hw.cycle_ns(), "is the stage in? (named barrier)"));
   loop.compute.push_back(mma(2.0 * g.tile_m * g.tile_n * g.tile_k * g.b_operands, g.precision, path, "mma"));
   const double elements = double(g.tile_m) * g.tile_n;
   const auto per_output_tile = [&](Step s) {
@@ -122,8 +124,9 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
     sch.consumer_warpgroups = std::max(1, g.consumer_warps / 4);
     sch.epilogue_warpgroups = g.epilogue_warpgroup ? 1 : 0;
     // One MMA group in flight (CUTLASS sm90, our dualgemm); with one stage the kernels wait for
-    // every MMA before freeing it.
-    sch.release_after_next_tile = g.stages > 1;
+    // every MMA before freeing it, and an eager release frees it once its MMAs are done.
+    sch.release_after_next_tile = g.stages > 1 && !g.eager_release;
+    sch.paired_loads = g.paired_loads;
   } else {
     sch.kind = LoopSchedule::Kind::Prefetch;
     sch.compute_warps = g.consumer_warps;

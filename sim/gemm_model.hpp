@@ -24,6 +24,13 @@ struct GemmSpec {
   // CTAs of the cluster sharing each B tile (those along M) / each A tile (those along N) by
   // TMA multicast: that tile leaves L2 once for all of them.
   int b_multicast = 1, a_multicast = 1;
+  // Warp-specialized, 2+ stages: the consumers free a stage as soon as its MMAs are done where
+  // the next stage has not landed, after one named barrier per k-block that agrees on it
+  // (dualgemm's eager_release), instead of once the next k-block is in.
+  bool eager_release = false;
+  // The producer loads two k-blocks back to back once two stages are free (dualgemm's
+  // paired_loads): a stage waits for its neighbour before it is refilled.
+  bool paired_loads = false;
   // An epilogue warpgroup of its own (cuda/common/sm90_handoff_gemm.cuh): the consumers copy
   // each finished tile to shared memory (handoff_bytes_per_element) and go on; the epilogue
   // work and the stores run in that warpgroup, under the next tile's mainloop.

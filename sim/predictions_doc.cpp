@@ -275,6 +275,10 @@ void dualgemm_section(Doc& d) {
                  "tile128x64_stages6_ws_c2x2", "", shape_for(mnk));
     d.hypothesis("2x1 cluster multicast of B (128x128)", "dualgemm", base, "tile128x128_stages4_ws_c2x1", "",
                  shape_for(mnk));
+    d.hypothesis("A stage freed as soon as its MMAs are done (128x64, 6 stages)", "dualgemm",
+                 "tile128x64_stages6_ws", "tile128x64_stages6_ws_eager", "", shape_for(mnk));
+    d.hypothesis("Loads two k-blocks at a time (128x64, 6 stages)", "dualgemm", "tile128x64_stages6_ws",
+                 "tile128x64_stages6_ws_pairs", "", shape_for(mnk));
   }
 }
 

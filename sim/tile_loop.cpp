@@ -75,6 +75,13 @@ void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sc
   Role producer;
   producer.name = "producer";
   producer.warps = sch.producer_warps;
+  if (sch.paired_loads) {
+    OVERLAP_REQUIRE(sch.stages > 1, "kernel '{}': paired loads need two stages or more", k.name);
+    Step next = wait(kEmpty, -sch.stages + 1, "wait the next stage free too (paired loads)");
+    next.every = 2;
+    next.phase = 0;
+    producer.body.push_back(next);
+  }
   producer.body.push_back(wait(kEmpty, -sch.stages, "wait free stage"));
   append_loads(producer.body, loop.loads, 0);
   k.roles.push_back(std::move(producer));

@@ -48,6 +48,17 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
       : "memory");
 }
 
+// Whether the phase with the given parity has completed, without waiting.
+__device__ __forceinline__ bool mbar_test(std::uint64_t* bar, unsigned parity) {
+  std::uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(smem_addr(bar)), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
 // ---- TMA -------------------------------------------------------------------------------------
 // 4-d tile load, completing on `bar` (transaction bytes). Coordinates innermost first;
 // out-of-range rows arrive as zeros.

@@ -87,9 +87,9 @@ struct Params {
   int tiles_m, tiles_n;
 };
 
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN>
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs>
 struct Kernel {
-  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN};
+  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs};
   static constexpr int kCluster = CM * CN;
   static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
@@ -119,6 +119,8 @@ struct Kernel {
   static_assert(BM % CN == 0 && BN % CM == 0, "the slices cover the tiles");
   static_assert(kCluster <= 8, "a portable cluster (and a 16-bit multicast mask)");
   static_assert(BM == 128 || kCluster == 1, "64-row tiles lay B out per warpgroup, without multicast slices");
+  static_assert(!Eager || (WS && Stages > 1), "an eager release needs the producer warpgroup and a group in flight");
+  static_assert(!Pairs || (WS && Stages > 1), "paired loads need the producer warpgroup and two stages");
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
@@ -134,10 +136,10 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
   return __fdividef(x1, 1.0f + __expf(-x1)) * x2;
 }
 
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN>
-__global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN>::kThreads, 1)
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs>
+__global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
   extern __shared__ unsigned char smem_raw[];
@@ -237,6 +239,9 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, 
         int m0, n0, l;
         tile_coords(ct, m0, n0, l);
         for (int kb = 0; kb < k_blocks; ++kb, ++it) {
+          // Paired: the next stage must be free too (stages free in order), so that k-blocks kb
+          // and kb + 1 are loaded back to back.
+          if (Pairs && kb % 2 == 0 && kb + 1 < k_blocks) mbar_wait(&empty[(it + 1) % Stages], (((it + 1) / Stages) & 1) ^ 1);
           mbar_wait(&empty[it % Stages], ((it / Stages) & 1) ^ 1);
           issue_load(it, m0, n0, l, kb);
         }
@@ -263,8 +268,19 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, 
       // Both products: columns [0, kWN) of acc are A B1^T, [kWN, 2 kWN) A B2^T, so register i of
       // the first is register i + kAcc of the second. Overwritten by the first k-step (scale-d 0).
       float acc[2 * kAcc] = {};
+      bool freed = false;  // eager: the previous k-block's stage is already free
       for (int kb = 0; kb < k_blocks; ++kb) {
         const int cur = it + kb, s = cur % Stages;
+        if constexpr (Eager) {
+          // The warpgroup agrees (one barrier) whether any thread still sees this stage loading;
+          // wgmma_wait must be reached by all of its threads or none.
+          freed = kb > 0 && named_sync_or(1 + wg, 128, !mbar_test(&full[s], (cur / Stages) & 1));
+          if (freed) {
+            wgmma_wait<0>();
+            fence_regs(acc);
+            if (t128 == 0) release((cur - 1) % Stages);
+          }
+        }
         mbar_wait(&full[s], (cur / Stages) & 1);
         const unsigned char* st = ring + s * Kn::kStageBytes;
         const std::uint64_t da = sw128_desc(st + wg_row * Kn::kKBytes);
@@ -280,7 +296,7 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, 
         wgmma_wait<kInFlight>();
         fence_regs(acc);
         const int done = kb - kInFlight;  // this k-block's stage is free again
-        if (done >= 0) {
+        if (done >= 0 && !freed) {
           const int r = it + done;
           if (t128 == 0) release(r % Stages);
           if (!WS && tid == 0 && done + Stages < k_blocks) {

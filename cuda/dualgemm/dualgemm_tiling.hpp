@@ -21,7 +21,7 @@ constexpr int tile_k_for(OperandFormat f) {
 }
 
 struct Tiling {
-  const char* name;       // the variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>]
+  const char* name;       // the variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs]
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
   int stages;
@@ -33,6 +33,19 @@ struct Tiling {
   // shared tile once and TMA multicasting it to the others, so each operand tile leaves L2
   // once per cluster instead of once per CTA.
   int cluster_m = 1, cluster_n = 1;
+  // When a consumer warpgroup frees a stage (warp-specialized, 2+ stages). It keeps one stage's
+  // wgmma group in flight, so stage k is known to be read once the wgmmas of k + 1 are issued and
+  // the group of k has completed; that is when the kernels free it (CUTLASS's order), holding it
+  // while k + 1's data is still on its way. Eager: where stage k + 1 has not landed, the
+  // warpgroup first waits for k's group and frees k, so that the producer refills it during the
+  // wait (one more stage in flight when loads are late).
+  bool eager_release = false;
+  // Loads issued two k-blocks at a time (warp-specialized): the producer waits until two stages
+  // are free and loads both back to back, so that each row's two 128-byte pieces, adjacent in
+  // memory, reach DRAM together. A B tile's rows are K bytes apart, so one k-block's box reads
+  // a scattered 128 bytes of each; calibrate's walk of that pattern (tma_hbm_walk_bandwidth_GBps)
+  // delivers more with two adjacent boxes a stage than with twice the stages of one.
+  bool paired_loads = false;
 
   constexpr int cluster_size() const { return cluster_m * cluster_n; }
 
@@ -62,7 +75,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 25> kTilings = {{
+inline constexpr std::array<Tiling, 33> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -89,6 +102,14 @@ inline constexpr std::array<Tiling, 25> kTilings = {{
     {"tile128x64_stages6_ws_c2x2", "cluster multicast", 128, 64, 6, true, false, 2, 2},
     {"tile128x128_stages4_ws_c2x1", "cluster multicast", 128, 128, 4, true, false, 2, 1},
     {"tile128x128_stages4_ws_c2x2", "cluster multicast", 128, 128, 4, true, false, 2, 2},
+    {"tile128x128_stages4_ws_eager", "stage release", 128, 128, 4, true, false, 1, 1, true},
+    {"tile128x64_stages4_ws_eager", "stage release", 128, 64, 4, true, false, 1, 1, true},
+    {"tile128x64_stages6_ws_eager", "stage release", 128, 64, 6, true, false, 1, 1, true},
+    {"tile128x128_stages4_ws_pairs", "paired loads", 128, 128, 4, true, false, 1, 1, false, true},
+    {"tile128x64_stages4_ws_pairs", "paired loads", 128, 64, 4, true, false, 1, 1, false, true},
+    {"tile128x64_stages6_ws_pairs", "paired loads", 128, 64, 6, true, false, 1, 1, false, true},
+    {"tile128x64_stages6_ws_tmastore", "TMA-store epilogue", 128, 64, 6, true, true},
+    {"tile128x64_stages6_ws_tmastore_pairs", "paired loads", 128, 64, 6, true, true, 1, 1, false, true},
 }};
 
 }  // namespace overlap::dualgemm

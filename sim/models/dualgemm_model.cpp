@@ -60,6 +60,8 @@ GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const 
   g.cluster_size = t.cluster_size();
   g.b_multicast = t.cluster_m;  // B1 and B2 tiles shared by the cluster's CTAs along M
   g.a_multicast = t.cluster_n;  // A tiles by those along N
+  g.eager_release = t.eager_release;
+  g.paired_loads = t.paired_loads;
   g.max_regs_per_thread = t.max_regs_per_thread();
   // silu(x1) * x2 per element: exp and reciprocal on the SFU, a few FMAs, two accumulators.
   g.epilogue_fma_per_element = 5;
@@ -91,13 +93,15 @@ std::vector<VariantModel> dualgemm_variant_models() {
     VariantModel m;
     m.workload = "dualgemm";
     m.name = t.name;
-    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{} ({})", t.tile_m, t.tile_n, t.stages,
+    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
                                 t.warp_specialized ? "TMA producer warpgroup + 2 consumer warpgroups, persistent"
                                                    : "2 warpgroups, one thread issues TMA between its MMAs",
                                 t.tma_store ? ", TMA-store epilogue" : "",
                                 t.cluster_size() > 1 ? fmt::format(", {}x{} cluster multicasting B along M and A along N",
                                                                    t.cluster_m, t.cluster_n)
                                                      : "",
+                                t.eager_release ? ", a stage freed as soon as its MMAs are done where the next is late" : "",
+                                t.paired_loads ? ", k-blocks loaded two at a time" : "",
                                 t.hypothesis);
     m.cannot_run = [&t](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(t, hw, s); };
     m.build = [&t](const HardwareProfile& hw, const ShapeArgs& s) {
