@@ -213,18 +213,20 @@ class SmSimulation {
         const double f = std::clamp(st.hbm_fraction, 0.0, 1.0);
         const double l2 = std::clamp(st.l2_fraction, 0.0, 1.0);
         const bool tma_load = st.engine == CopyEngine::Tma && !st.store;
-        op.remaining = st.amount * std::max({f * rates_.copy_ns_per_byte_hbm,
-                                             l2 * (tma_load ? rates_.tma_ns_per_byte_l2 : rates_.copy_ns_per_byte_l2),
-                                             rates_.copy_ns_per_byte_port});
+        op.remaining = st.l2_prefetch ? st.amount * f * rates_.copy_ns_per_byte_hbm
+                                      : st.amount * std::max({f * rates_.copy_ns_per_byte_hbm,
+                                                              l2 * (tma_load ? rates_.tma_ns_per_byte_l2
+                                                                             : rates_.copy_ns_per_byte_l2),
+                                                              rates_.copy_ns_per_byte_port});
         op.cap = 1;
         op.is_load = !st.store;
         // Of the CTAs sharing a tile through L2 one fetches it from DRAM and waits the DRAM
         // latency; the wave ends with the slowest, so any miss costs the DRAM latency.
-        op.latency_ns = st.store ? 0
+        op.latency_ns = st.store || st.l2_prefetch ? 0
                         : f > 0  ? rates_.dram_latency_ns
                                  : (tma_load ? rates_.tma_l2_latency_ns : rates_.l2_latency_ns);
         const double hbm = st.amount * f;
-        (st.store ? totals.store_bytes : totals.load_bytes) += st.amount;
+        if (!st.l2_prefetch) (st.store ? totals.store_bytes : totals.load_bytes) += st.amount;
         totals.hbm_bytes += hbm;
         break;
       }

@@ -1,6 +1,7 @@
 #include "sim/gemm_model.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -93,6 +94,25 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
     Step s = load(double(g.tile_n) * g.tile_k * g.b_bytes_per_element, 1.0 / b_reuse, engine,
                   g.b_operands == 1 ? "load B" : fmt::format("load B{}", b + 1));
     if (g.b_multicast > 1) s.l2_fraction = 1.0 / g.b_multicast;
+    if (g.l2_prefetch_k > g.stages) {
+      // The ring's first fill (k-blocks 0 .. stages-1) loads from HBM; with the first k-block's
+      // loads the producer prefetches k-blocks stages .. D, then with k-block n's k-block n + D.
+      Step prefetch = s;
+      prefetch.kind = StepKind::Issue;
+      prefetch.l2_prefetch = true;
+      prefetch.label = fmt::format("prefetch B{} to L2", b + 1);
+      for (int j = g.stages; j <= g.l2_prefetch_k; ++j) {
+        prefetch.offset = j;
+        prefetch.from = j == g.l2_prefetch_k ? INT_MIN : j;  // the first fill's run once
+        prefetch.to = j == g.l2_prefetch_k ? INT_MAX : j + 1;
+        loop.prefetches.push_back(prefetch);
+      }
+      Step first_fill = s;
+      first_fill.to = g.stages;
+      loop.loads.push_back(first_fill);
+      s.hbm_fraction = 0;  // in L2 by the time the ring loads it
+      s.from = g.stages;
+    }
     loop.loads.push_back(s);
   }
   if (g.eager_release && g.warp_specialized && g.stages > 1)

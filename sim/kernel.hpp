@@ -53,6 +53,9 @@ struct Step {
   // delivers to the n CTAs of a cluster (L2 reads it once; every SM's port still receives it).
   double l2_fraction = 1;
   bool store = false;       // global writes (no load latency to wait for)
+  // An L2 prefetch (TMA's prefetch.tensor): the bytes come from HBM into L2 only; they take this
+  // SM's share of HBM bandwidth but neither its port from L2 nor a latency anyone waits for.
+  bool l2_prefetch = false;
   CopyEngine engine = CopyEngine::Tma;  // the instruction path the kernel uses for this copy
   // Tensor only:
   Precision precision = Precision::Bf16;

@@ -279,6 +279,8 @@ void dualgemm_section(Doc& d) {
                  "tile128x64_stages6_ws", "tile128x64_stages6_ws_eager", "", shape_for(mnk));
     d.hypothesis("Loads two k-blocks at a time (128x64, 6 stages)", "dualgemm", "tile128x64_stages6_ws",
                  "tile128x64_stages6_ws_pairs", "", shape_for(mnk));
+    d.hypothesis("B prefetched into L2 8 k-blocks ahead (128x64, 6 stages, TMA store)", "dualgemm",
+                 "tile128x64_stages6_ws_tmastore", "tile128x64_stages6_ws_tmastore_pf8", "", shape_for(mnk));
   }
 }
 

@@ -1,5 +1,7 @@
 #include "sim/tile_loop.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <string>
 
 #include "core/error.hpp"
@@ -49,11 +51,25 @@ void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sc
                   "kernel '{}': an epilogue role needs the warp-specialized schedule", k.name);
   OVERLAP_REQUIRE(!sch.release_after_next_tile || sch.stages > 1,
                   "kernel '{}': holding a stage until the next tile is in needs two stages or more", k.name);
+  OVERLAP_REQUIRE(loop.prefetches.empty() || sch.kind == LoopSchedule::Kind::WarpSpecialized,
+                  "kernel '{}': L2 prefetches are issued by a producer role (the warp-specialized schedule)", k.name);
   OVERLAP_REQUIRE(loop.handoff.empty() || sch.epilogue_warpgroups > 0,
                   "kernel '{}': hand-off steps need an epilogue role (epilogue_warpgroups > 0)", k.name);
+  // A tile's full barrier counts the loads that run for it (loads may be limited to a range of
+  // tiles, e.g. the ring's first fill, by from/to): the same number for every tile.
+  const auto loads_for = [&](int tile) {
+    return int(std::count_if(loop.loads.begin(), loop.loads.end(),
+                             [&](const Step& s) { return tile >= s.from && tile < s.to; }));
+  };
+  const int arrivals = loads_for(0);
+  for (const Step& s : loop.loads)
+    for (int tile : {s.from, s.to})
+      if (tile > 0 && tile < INT_MAX)
+        OVERLAP_REQUIRE(loads_for(tile) == arrivals, "kernel '{}': tile {} has {} loads, tile 0 has {}", k.name, tile,
+                        loads_for(tile), arrivals);
   k.tiles = loop.tiles;
   k.roles.clear();
-  k.barriers = {{"full", int(loop.loads.size())}, {"empty", 1}, {"carry", 1}, {"handoff full", 1}, {"handoff empty", 1}};
+  k.barriers = {{"full", arrivals}, {"empty", 1}, {"carry", 1}, {"handoff full", 1}, {"handoff empty", 1}};
 
   if (sch.kind == LoopSchedule::Kind::Prefetch) {
     Role r;
@@ -84,6 +100,7 @@ void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sc
   }
   producer.body.push_back(wait(kEmpty, -sch.stages, "wait free stage"));
   append_loads(producer.body, loop.loads, 0);
+  append(producer.body, loop.prefetches);
   k.roles.push_back(std::move(producer));
 
   const bool handoff = sch.epilogue_warpgroups > 0;

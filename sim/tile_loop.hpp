@@ -17,6 +17,9 @@ namespace overlap::sim {
 struct TileLoop {
   int tiles = 1;
   std::vector<Step> loads;    // Copy steps of one tile (their kind/offset/barrier are set here)
+  // WarpSpecialized: L2 prefetches the producer issues with each tile's loads (Issue steps that
+  // arrive nowhere, with their own offsets: the tile they fetch for).
+  std::vector<Step> prefetches;
   std::vector<Step> compute;  // work on this tile's data only
   std::vector<Step> carried;  // work that needs the previous tile's carried result
   std::vector<Step> output;   // per-output-tile work after the compute (epilogue math; every/phase)

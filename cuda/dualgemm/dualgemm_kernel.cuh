@@ -87,9 +87,9 @@ struct Params {
   int tiles_m, tiles_n;
 };
 
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs>
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs, int PrefetchK>
 struct Kernel {
-  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs};
+  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK};
   static constexpr int kCluster = CM * CN;
   static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
@@ -121,6 +121,7 @@ struct Kernel {
   static_assert(BM == 128 || kCluster == 1, "64-row tiles lay B out per warpgroup, without multicast slices");
   static_assert(!Eager || (WS && Stages > 1), "an eager release needs the producer warpgroup and a group in flight");
   static_assert(!Pairs || (WS && Stages > 1), "paired loads need the producer warpgroup and two stages");
+  static_assert(PrefetchK == 0 || (WS && CM * CN == 1 && BM == 128), "L2 prefetch: warp-specialized 128-row tiles, no cluster");
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
@@ -136,10 +137,10 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
   return __fdividef(x1, 1.0f + __expf(-x1)) * x2;
 }
 
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs>
-__global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs>::kThreads, 1)
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs, int PrefetchK>
+__global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
   extern __shared__ unsigned char smem_raw[];
@@ -209,6 +210,15 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, 
     } else if constexpr (CM == 1) {
       tma_load_4d(b, &p.b1_map, &full[s], k0, n0, l, 0);
       tma_load_4d(b + Kn::kBBytes, &p.b2_map, &full[s], k0, n0, l, 0);
+      if constexpr (PrefetchK > 0) {
+        // The B boxes PrefetchK k-blocks on; at the tile's first k-block, all of those past the
+        // ring's first fill (which loads k-blocks 0 .. Stages - 1 at once).
+        for (int j = kb == 0 ? Stages : PrefetchK; j <= PrefetchK; ++j) {
+          if ((kb + j) * Kn::kBK >= p.K) break;
+          tma_prefetch_l2_4d(&p.b1_map, (kb + j) * Kn::kBK, n0, l, 0);
+          tma_prefetch_l2_4d(&p.b2_map, (kb + j) * Kn::kBK, n0, l, 0);
+        }
+      }
     } else {
       unsigned char* b1 = b;
       unsigned char* b2 = b + Kn::kBBytes;

@@ -21,7 +21,7 @@ constexpr int tile_k_for(OperandFormat f) {
 }
 
 struct Tiling {
-  const char* name;       // the variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs]
+  const char* name;       // the variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>]
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
   int stages;
@@ -46,6 +46,10 @@ struct Tiling {
   // a scattered 128 bytes of each; calibrate's walk of that pattern (tma_hbm_walk_bandwidth_GBps)
   // delivers more with two adjacent boxes a stage than with twice the stages of one.
   bool paired_loads = false;
+  // L2 prefetch distance in k-blocks (warp-specialized; 0: none): with each k-block's loads the
+  // producer asks L2 to fetch the B1/B2 boxes of the k-block this far ahead, so that more of the
+  // operand is on its way from DRAM than the shared-memory ring holds, and the ring's loads hit L2.
+  int prefetch_k = 0;
 
   constexpr int cluster_size() const { return cluster_m * cluster_n; }
 
@@ -75,7 +79,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 33> kTilings = {{
+inline constexpr std::array<Tiling, 35> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -110,6 +114,8 @@ inline constexpr std::array<Tiling, 33> kTilings = {{
     {"tile128x64_stages6_ws_pairs", "paired loads", 128, 64, 6, true, false, 1, 1, false, true},
     {"tile128x64_stages6_ws_tmastore", "TMA-store epilogue", 128, 64, 6, true, true},
     {"tile128x64_stages6_ws_tmastore_pairs", "paired loads", 128, 64, 6, true, true, 1, 1, false, true},
+    {"tile128x64_stages6_ws_tmastore_pf8", "L2 prefetch", 128, 64, 6, true, true, 1, 1, false, false, 8},
+    {"tile128x64_stages6_ws_tmastore_pf16", "L2 prefetch", 128, 64, 6, true, true, 1, 1, false, false, 16},
 }};
 
 }  // namespace overlap::dualgemm

@@ -62,6 +62,7 @@ GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const 
   g.a_multicast = t.cluster_n;  // A tiles by those along N
   g.eager_release = t.eager_release;
   g.paired_loads = t.paired_loads;
+  g.l2_prefetch_k = t.prefetch_k;
   g.max_regs_per_thread = t.max_regs_per_thread();
   // silu(x1) * x2 per element: exp and reciprocal on the SFU, a few FMAs, two accumulators.
   g.epilogue_fma_per_element = 5;
@@ -93,7 +94,7 @@ std::vector<VariantModel> dualgemm_variant_models() {
     VariantModel m;
     m.workload = "dualgemm";
     m.name = t.name;
-    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
+    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
                                 t.warp_specialized ? "TMA producer warpgroup + 2 consumer warpgroups, persistent"
                                                    : "2 warpgroups, one thread issues TMA between its MMAs",
                                 t.tma_store ? ", TMA-store epilogue" : "",
@@ -102,6 +103,7 @@ std::vector<VariantModel> dualgemm_variant_models() {
                                                      : "",
                                 t.eager_release ? ", a stage freed as soon as its MMAs are done where the next is late" : "",
                                 t.paired_loads ? ", k-blocks loaded two at a time" : "",
+                                t.prefetch_k > 0 ? fmt::format(", B prefetched into L2 {} k-blocks ahead", t.prefetch_k) : "",
                                 t.hypothesis);
     m.cannot_run = [&t](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(t, hw, s); };
     m.build = [&t](const HardwareProfile& hw, const ShapeArgs& s) {
