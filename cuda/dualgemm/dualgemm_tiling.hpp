@@ -79,7 +79,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 35> kTilings = {{
+inline constexpr std::array<Tiling, 30> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -106,16 +106,11 @@ inline constexpr std::array<Tiling, 35> kTilings = {{
     {"tile128x64_stages6_ws_c2x2", "cluster multicast", 128, 64, 6, true, false, 2, 2},
     {"tile128x128_stages4_ws_c2x1", "cluster multicast", 128, 128, 4, true, false, 2, 1},
     {"tile128x128_stages4_ws_c2x2", "cluster multicast", 128, 128, 4, true, false, 2, 2},
-    {"tile128x128_stages4_ws_eager", "stage release", 128, 128, 4, true, false, 1, 1, true},
-    {"tile128x64_stages4_ws_eager", "stage release", 128, 64, 4, true, false, 1, 1, true},
     {"tile128x64_stages6_ws_eager", "stage release", 128, 64, 6, true, false, 1, 1, true},
-    {"tile128x128_stages4_ws_pairs", "paired loads", 128, 128, 4, true, false, 1, 1, false, true},
     {"tile128x64_stages4_ws_pairs", "paired loads", 128, 64, 4, true, false, 1, 1, false, true},
     {"tile128x64_stages6_ws_pairs", "paired loads", 128, 64, 6, true, false, 1, 1, false, true},
     {"tile128x64_stages6_ws_tmastore", "TMA-store epilogue", 128, 64, 6, true, true},
-    {"tile128x64_stages6_ws_tmastore_pairs", "paired loads", 128, 64, 6, true, true, 1, 1, false, true},
     {"tile128x64_stages6_ws_tmastore_pf8", "L2 prefetch", 128, 64, 6, true, true, 1, 1, false, false, 8},
-    {"tile128x64_stages6_ws_tmastore_pf16", "L2 prefetch", 128, 64, 6, true, true, 1, 1, false, false, 16},
 }};
 
 }  // namespace overlap::dualgemm
