@@ -35,6 +35,14 @@ arrive/wait), tma (bulk tensor copies), control (branches), other; `issue` is ev
 instruction but NOP; `cycles` / `cycles_loaded` the in-order issue time of the region's role
 (tools/sass_timing.py) with the profile's latencies / with shared loads as slow as beside a
 wgmma stream (lds_latency_beside_wgmma_cycles).
+
+A source line `sass-beside: NAME=TIMED/OTHER/...` (or `--beside NAME=TIMED/OTHER/...`) adds rows NAME and NAME.alone for code that shares its schedulers
+with other roles: TIMED and each OTHER are regions joined by `+` (a role's code for one chunk, in
+address order). Both rows count TIMED's instructions. NAME's cycles are the TIMED role's
+steady-state time per chunk with its warps-per-scheduler warps on a scheduler beside one warp of
+each OTHER, every warp running its chunk's code once a round (sass_timing.SchedulerShare);
+NAME.alone's the same without the OTHERs. Their ratio is how much the other roles' issue slots
+and SFU use stretch the role's chain where they collide with it.
 """
 import argparse
 import json
@@ -265,10 +273,29 @@ def loop_bodies(instrs, labels):
     return bodies
 
 
-def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_scheduler=None):
+BESIDE = re.compile(r"sass-beside:\s*(\S+)")
+
+
+def read_beside(source):
+    """The `sass-beside:` specs a kernel source declares, parsed (parse_beside)."""
+    with open(source) as f:
+        return [parse_beside(m.group(1)) for m in BESIDE.finditer(f.read())]
+
+
+def parse_beside(spec):
+    """NAME=A+B/C/D+E -> (NAME, [[A, B], [C], [D, E]])."""
+    name, _, groups = spec.partition("=")
+    parts = [[r for r in g.split("+") if r] for g in groups.split("/")] if groups else []
+    if not name or len(parts) < 2 or not all(parts):
+        raise ValueError(f"--beside wants NAME=TIMED/OTHER[/OTHER...] (regions joined by +), got '{spec}'")
+    return name, parts
+
+
+def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_scheduler=None, beside=()):
     """Counts per function and region; with latencies, the `cycles` of each region's role (the
     region name's first part) with its warps_per_scheduler[role] warps (default 1) per scheduler,
-    and `cycles_loaded`, the same with shared loads as slow as beside a wgmma stream."""
+    and `cycles_loaded`, the same with shared loads as slow as beside a wgmma stream; and a row
+    for each (name, groups) of `beside` (parse_beside)."""
     warps_per_scheduler = warps_per_scheduler or {}
     result, labels = {}, {}
     for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm, labels=labels).items():
@@ -277,9 +304,11 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
         loops = {r for _, _, _, r in instrs if r.split("@")[0].endswith(".loop")}
         if loops - set(bodies):
             sys.exit(f"sass_mix: {func}: no loop body found in region(s) {', '.join(sorted(loops - set(bodies)))}")
+        counted = set()  # indices of the counted instructions, for the beside rows
         for index, (_, opcode, operands, region) in enumerate(instrs):
             if region in bodies and not any(first <= index <= last for first, last in bodies[region]):
                 continue  # a .loop(s) region counts its unrolled bodies only
+            counted.add(index)
             counts = result[func].setdefault(region, dict.fromkeys(CLASSES, 0))
             classify(opcode, operands, counts)
             if latencies:
@@ -288,6 +317,24 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
                     clock = clocks.setdefault((region, field), sass_timing.WarpClock(lat, warps))
                     clock.issue(opcode, operands)
                     counts[field] = clock.cycles
+        for name, groups in beside:
+            missing = [r for g in groups for r in g if r not in result[func]]
+            if missing:
+                sys.exit(f"sass_mix: {func}: --beside {name}: no instructions in region(s) {', '.join(missing)}")
+            in_group = lambda g: [(op, ops) for i, (_, op, ops, r) in enumerate(instrs) if r in g and i in counted]
+            row = dict.fromkeys(CLASSES, 0)
+            for r in groups[0]:
+                for field in CLASSES:
+                    row[field] += result[func][r][field]
+            alone = dict(row)
+            if latencies:
+                timed, others = in_group(groups[0]), [in_group(g) for g in groups[1:]]
+                warps = warps_per_scheduler.get(groups[0][0].split(".")[0], 1)
+                for field, lat in (("cycles", latencies), ("cycles_loaded", sass_timing.loaded(latencies))):
+                    row[field] = sass_timing.SchedulerShare(lat, timed, warps, others).cycles
+                    alone[field] = sass_timing.SchedulerShare(lat, timed, warps).cycles
+            result[func][name] = row
+            result[func][name + ".alone"] = alone
     if not result:
         sys.exit(f"sass_mix: no function of {cubin} matches '{kernel_filter}'")
     return result
@@ -369,6 +416,9 @@ def main():
                     help="hardware profile JSON whose latencies time each region (the cycles field)")
     ap.add_argument("--warps-per-scheduler", action="append", default=[], metavar="ROLE=N",
                     help="warps of a role (region prefix) sharing each scheduler, for the cycles field")
+    ap.add_argument("--beside", action="append", default=[], metavar="NAME=TIMED/OTHER/...",
+                    help="a row NAME: the TIMED regions' counts, timed beside one warp of each OTHER on its "
+                    "schedulers (regions joined by +)")
     ap.add_argument("--check", default=None, metavar="HEADER",
                     help="compare with a committed table; exit 1 where a charged field drifts")
     ap.add_argument("--tolerance", type=float, default=0.10)
@@ -385,7 +435,11 @@ def main():
         if not role or not n.isdigit() or int(n) < 1:
             sys.exit(f"sass_mix: --warps-per-scheduler wants ROLE=N with N >= 1, got '{item}'")
         warps[role] = int(n)
-    mix = count(args.cubin, args.source, args.kernel, find_tool("nvdisasm", args.nvdisasm), latencies, warps)
+    try:
+        beside = read_beside(args.source) + [parse_beside(spec) for spec in args.beside]
+    except ValueError as e:
+        sys.exit(f"sass_mix: {e}")
+    mix = count(args.cubin, args.source, args.kernel, find_tool("nvdisasm", args.nvdisasm), latencies, warps, beside)
     if args.check:
         bad = drift(mix, read_table(args.check), args.tolerance, args.scale_committed)
         rows = sum(len(r) for r in mix.values())

@@ -11,9 +11,10 @@ for fence_proxy_async_cycles. The `warps` of one role that
 share a scheduler (a sub-partition) run the same instructions side by side: they share its one
 issue slot per cycle and its quarter of the SM's SFU (sfu_lanes_per_clk / 4), so a role of two
 warps per scheduler pays for both where its chain leaves no gaps. Not modelled: waits at
-barriers beyond their own latency (another warp's progress), HMMA/HGMMA latency, bank
-conflicts, and other roles' warps on the scheduler (the model charges their issue slots to the
-FMA pipe).
+barriers beyond their own latency (another warp's progress), HMMA/HGMMA latency and bank
+conflicts. Other roles' warps on the scheduler: SchedulerShare runs them beside the timed role's
+warps, each through its own per-chunk code once a round, all sharing the issue slot and the SFU
+quarter (WarpClock leaves them out; the model then charges their issue slots to the FMA pipe).
 """
 import re
 
@@ -71,6 +72,23 @@ def hold(opcode, lat):
     return 0.0
 
 
+def parse(opcode, operands):
+    """(base opcode, registers written, registers read) of one instruction."""
+    base = opcode.split(".")[0]
+    ops = [o.strip() for o in operands.split(",")] if operands.strip() else []
+    width = dest_width(opcode)
+    if base.startswith(NO_DEST) or not ops:
+        dests, srcs = [], ops
+    else:
+        # The first operand is written; so is the second where both are predicates
+        # (ISETP P0, PT, ...) or the form is SHFL's (PT, R8, ...: predicate and value).
+        pred = lambda o: re.fullmatch(r"U?P\d|U?PT", o) is not None
+        n = 2 if len(ops) > 1 and pred(ops[0]) and (pred(ops[1]) or base == "SHFL") else 1
+        dests = [r for o in ops[:n] for r in registers(o, width)]
+        srcs = ops[n:]
+    return base, dests, [r for o in srcs for r in registers(o, 1 if "[" in o else width)]
+
+
 class WarpClock:
     """Feed instructions in program order; `cycles` is the time the last one issued, plus one.
     `warps` warps of the same role on one scheduler issue each instruction in turn."""
@@ -81,21 +99,9 @@ class WarpClock:
         self.ready = [{} for _ in range(warps)]
 
     def issue(self, opcode, operands):
-        base = opcode.split(".")[0]
+        base, dests, sources = parse(opcode, operands)
         if base == "NOP":
             return
-        ops = [o.strip() for o in operands.split(",")] if operands.strip() else []
-        width = dest_width(opcode)
-        if base.startswith(NO_DEST) or not ops:
-            dests, srcs = [], ops
-        else:
-            # The first operand is written; so is the second where both are predicates
-            # (ISETP P0, PT, ...) or the form is SHFL's (PT, R8, ...: predicate and value).
-            pred = lambda o: re.fullmatch(r"U?P\d|U?PT", o) is not None
-            n = 2 if len(ops) > 1 and pred(ops[0]) and (pred(ops[1]) or base == "SHFL") else 1
-            dests = [r for o in ops[:n] for r in registers(o, width)]
-            srcs = ops[n:]
-        sources = [r for o in srcs for r in registers(o, 1 if "[" in o else width)]
         for w, ready in enumerate(self.ready):
             t = max([self.t[w] + 1, self.port_free] + [ready.get(r, 0.0) for r in sources])
             if base == "MUFU":
@@ -110,6 +116,60 @@ class WarpClock:
     @property
     def cycles(self):
         return max(self.t) + 1
+
+
+class SchedulerShare:
+    """The warps one scheduler (SM sub-partition) holds, each running its role's per-chunk code
+    (a list of (opcode, operands)) round after round: `warps` warps of the timed code and one warp
+    of each code in `others`. Each cycle the scheduler issues one instruction, of the warp whose
+    next instruction has been ready longest (ties: round robin from the warp after the last one
+    issued); MUFU instructions also wait for the scheduler's SFU quarter. The other warps start a
+    round only once the timed warps have (the roles' hand-offs keep them one chunk apart), so that
+    each issues its code once per round. `cycles` is the timed warps' steady-state time per round."""
+
+    def __init__(self, lat, timed, warps=1, others=(), rounds=8):
+        self.lat, self.rounds = lat, rounds
+        codes = [timed] * warps + list(others)
+        self.codes = [[(op, parse(op, ops)) for op, ops in code if op.split(".")[0] != "NOP"] for code in codes]
+        self.timed = warps
+        if not self.codes[0]:
+            raise ValueError("SchedulerShare: the timed code has no instructions")
+
+    @property
+    def cycles(self):
+        lat, codes, n = self.lat, self.codes, len(self.codes)
+        pc, t, ready = [0] * n, [0.0] * n, [{} for _ in range(n)]
+        ends = [[] for _ in range(self.timed)]  # when each timed warp finished each round
+        port = mufu = 0.0
+        last = -1
+        timed_len = len(codes[0])
+        while pc[0] < self.rounds * timed_len:
+            best = None
+            for i in range(n):
+                code = codes[i]
+                if not code or (i >= self.timed and pc[i] // len(code) > pc[0] // timed_len):
+                    continue  # nothing to run, or this round's code done before the timed warps' next round
+                op, (base, dests, sources) = code[pc[i] % len(code)]
+                at = max([t[i], port] + [ready[i].get(r, 0.0) for r in sources])
+                if base == "MUFU":
+                    at = max(at, mufu)
+                key = (at, (i - last - 1) % n)
+                if best is None or key < best[0]:
+                    best = (key, i, op, base, dests)
+            (at, _), i, op, base, dests = best
+            if base == "MUFU":
+                mufu = at + 32.0 / lat["sfu_lanes_per_smsp"]
+            port = at + 1
+            t[i] = at + 1 + hold(op, lat)
+            for r in dests:
+                ready[i][r] = at + latency(base, lat)
+            pc[i] += 1
+            last = i
+            if i < self.timed and pc[i] % timed_len == 0:
+                ends[i].append(at + 1)
+        rounds = [max(e) for e in zip(*ends)]  # a round ends when its last timed warp does
+        half = len(rounds) // 2
+        return (rounds[-1] - rounds[half - 1]) / (len(rounds) - half)
 
 
 def latencies_from_profile(profile):

@@ -60,6 +60,20 @@ SassCounts mix(int K, int block_v, std::initializer_list<std::string_view> regio
   return sass_counts(generated::kGlaPingpongFusedSass, part, regions);
 }
 
+// The gating chain of `regions` (each region timed from its own start, so that the named
+// barriers between them drain the pipeline as they do in the kernel), stretched by the other
+// roles' warps on the same schedulers: the ratio of the role's steady-state time per chunk
+// beside one state and one output warp to its time alone (the `beside` rows of the table).
+SassCounts gating_mix(int K, int block_v, std::initializer_list<std::string_view> regions, const char* beside) {
+  SassCounts g = mix(K, block_v, regions);
+  const SassCounts with = mix(K, block_v, {beside});
+  const std::string alone_row = fmt::format("{}.alone", beside);
+  const SassCounts alone = mix(K, block_v, {alone_row});
+  g.cycles *= with.cycles / alone.cycles;
+  g.cycles_loaded *= with.cycles_loaded / alone.cycles_loaded;
+  return g;
+}
+
 Step mbarrier_handoff(const HardwareProfile& hw) {
   return delay(hw.sync_latency_cycles * hw.cycle_ns(), "mbarrier hand-off");
 }
@@ -166,10 +180,13 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaKernelS
     return only(std::move(steps), from, to);
   };
   // A state-only chunk: only the state update's wgmma streams beside it.
-  gate.body = gating_chunk(mix(int(d.K), t.block_v, {"gating.chunk@prefix", "gating.prefix@prefix"}), state_flops,
+  gate.body = gating_chunk(gating_mix(int(d.K), t.block_v, {"gating.chunk@prefix", "gating.prefix@prefix"},
+                                      "gating.state_only"),
+                           state_flops,
                            "cumsum, k~", 0, P);
   const double tensor_flops = 2 * C * C * K + 2 * C * K * bv + 2 * C * C * bv + state_flops;
-  for (Step& s : gating_chunk(mix(int(d.K), t.block_v, {"gating.chunk", "gating.fast"}), tensor_flops,
+  for (Step& s : gating_chunk(gating_mix(int(d.K), t.block_v, {"gating.chunk", "gating.fast"}, "gating.full"),
+                              tensor_flops,
                               "cumsum, q~ k~, q.k", P, INT_MAX))
     gate.body.push_back(std::move(s));
 

@@ -67,3 +67,48 @@ def test_a_loops_body_may_hold_a_few_instructions_of_other_regions_but_a_loop_bo
     strict = [(o, r.replace(".loops", ".loop")) for o, r in rows]
     instrs, labels = stream(strict)
     assert "r.y.loop" not in sass_mix.loop_bodies(instrs, labels)
+
+
+def test_a_warp_beside_a_dependent_chain_fills_its_gaps():
+    # Ten dependent FADDs leave three of every four issue slots free: another role's warp with
+    # ten independent instructions a round runs in them, and the chain takes as long as alone.
+    chain10 = [("FADD", "R1, R1, R2")] * 10
+    other = [("IADD3", "R5, R6, R7, RZ")] * 10
+    alone = sass_timing.SchedulerShare(LAT, chain10).cycles
+    assert alone == 10 * LAT["fma"]
+    assert sass_timing.SchedulerShare(LAT, chain10, 1, [other]).cycles == alone
+
+
+def test_warps_that_issue_every_cycle_share_the_slot():
+    # Independent instructions issue one a cycle: a second warp of the same code, or another
+    # role's warp of as many instructions, doubles the time per round.
+    independent = [("FADD", f"R{i}, R20, R21") for i in range(10)]
+    assert sass_timing.SchedulerShare(LAT, independent).cycles == 10
+    assert sass_timing.SchedulerShare(LAT, independent, 2).cycles == 20
+    assert sass_timing.SchedulerShare(LAT, independent, 1, [independent]).cycles == 20
+
+
+def test_other_roles_run_their_code_once_a_round():
+    # A long other role does not slow the timed one beyond its own instruction count a round:
+    # its warp waits for the timed warps' next round before it starts its own again.
+    independent = [("FADD", f"R{i}, R20, R21") for i in range(10)]
+    short_other = [("IADD3", "R5, R6, R7, RZ")] * 5
+    assert sass_timing.SchedulerShare(LAT, independent, 1, [short_other]).cycles == 15
+
+
+def test_mufu_of_all_warps_shares_the_scheduler_sfu_quarter():
+    # 32 lanes at 4 lanes a clock: a MUFU every 8 cycles, whichever warp issues it.
+    exps = [("MUFU.EX2", f"R{i}, R20") for i in range(8)]
+    assert sass_timing.SchedulerShare(LAT, exps).cycles == 8 * 8
+    assert sass_timing.SchedulerShare(LAT, exps, 1, [exps]).cycles == 2 * 8 * 8
+
+
+def test_a_beside_spec_names_its_row_and_groups():
+    assert sass_mix.parse_beside("g.full=g.a+g.b/o.c/s.d+s.e") == ("g.full", [["g.a", "g.b"], ["o.c"], ["s.d", "s.e"]])
+    for bad in ("g.full", "g.full=g.a", "=g.a/o.c", "g.full=g.a//o.c"):
+        try:
+            sass_mix.parse_beside(bad)
+        except ValueError as e:
+            assert bad in str(e)
+        else:
+            raise AssertionError(f"{bad!r} was accepted")
