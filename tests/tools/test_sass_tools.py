@@ -112,3 +112,15 @@ def test_a_beside_spec_names_its_row_and_groups():
             assert bad in str(e)
         else:
             raise AssertionError(f"{bad!r} was accepted")
+
+
+def test_a_region_counts_its_instructions_in_its_loop_not_the_ones_hoisted_out():
+    # Rows 0-1 of region r run once (hoisted before the loop), rows 2-5 every pass (the loop
+    # branches back from row 5 to row 2): only the loop's count per pass.
+    rows = [("IMAD", "g.r"), ("LOP3", "g.r"), ("FADD", "g.r"), ("FMUL", "g.r"), ("FADD", "other.x"), ("BRA:2", "g.r")]
+    instrs, labels = stream(rows)
+    assert sass_mix.per_pass(instrs, labels) == {"g.r": {2, 3, 5}}
+    # A region wholly inside its loop, or with no loop at all, keeps every instruction.
+    assert "other.x" not in sass_mix.per_pass(instrs, labels)
+    straight, no_labels = stream([("IMAD", "g.s"), ("FADD", "g.s")])
+    assert sass_mix.per_pass(straight, no_labels) == {}
