@@ -87,7 +87,8 @@ struct Params {
   int tiles_m, tiles_n;
 };
 
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs, int PrefetchK>
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
+          int PrefetchK>
 struct Kernel {
   static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK};
   static constexpr int kCluster = CM * CN;
@@ -121,7 +122,8 @@ struct Kernel {
   static_assert(BM == 128 || kCluster == 1, "64-row tiles lay B out per warpgroup, without multicast slices");
   static_assert(!Eager || (WS && Stages > 1), "an eager release needs the producer warpgroup and a group in flight");
   static_assert(!Pairs || (WS && Stages > 1), "paired loads need the producer warpgroup and two stages");
-  static_assert(PrefetchK == 0 || (WS && CM * CN == 1 && BM == 128), "L2 prefetch: warp-specialized 128-row tiles, no cluster");
+  static_assert(PrefetchK == 0 || (WS && CM * CN == 1 && BM == 128),
+                "L2 prefetch: warp-specialized 128-row tiles, no cluster");
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
@@ -137,8 +139,10 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
   return __fdividef(x1, 1.0f + __expf(-x1)) * x2;
 }
 
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs, int PrefetchK>
-__global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>::kThreads, 1)
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
+          int PrefetchK>
+__global__ void __launch_bounds__(
+    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
   using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
@@ -251,7 +255,8 @@ __global__ void __launch_bounds__(Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, 
         for (int kb = 0; kb < k_blocks; ++kb, ++it) {
           // Paired: the next stage must be free too (stages free in order), so that k-blocks kb
           // and kb + 1 are loaded back to back.
-          if (Pairs && kb % 2 == 0 && kb + 1 < k_blocks) mbar_wait(&empty[(it + 1) % Stages], (((it + 1) / Stages) & 1) ^ 1);
+          if (Pairs && kb % 2 == 0 && kb + 1 < k_blocks)
+            mbar_wait(&empty[(it + 1) % Stages], (((it + 1) / Stages) & 1) ^ 1);
           mbar_wait(&empty[it % Stages], ((it / Stages) & 1) ^ 1);
           issue_load(it, m0, n0, l, kb);
         }

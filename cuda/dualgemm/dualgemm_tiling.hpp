@@ -21,7 +21,8 @@ constexpr int tile_k_for(OperandFormat f) {
 }
 
 struct Tiling {
-  const char* name;       // the variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>]
+  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>].
+  const char* name;
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
   int stages;
