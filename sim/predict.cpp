@@ -85,15 +85,17 @@ std::vector<VariantInfo> list_variants(std::string_view workload) {
 
 std::string cannot_run(const HardwareProfile& hw, std::string_view workload, std::string_view variant,
                        const ShapeArgs& shape) {
-  return find_variant_model(workload, variant).cannot_run(hw, shape);
+  const ResolvedVariant r = resolve_variant(workload, variant, shape);
+  return r.model.cannot_run(hw, r.shape);
 }
 
 Prediction predict(const HardwareProfile& hw, std::string_view workload, std::string_view variant, const ShapeArgs& shape,
                    const PredictOptions& options) {
-  const VariantModel& m = find_variant_model(workload, variant);
-  const std::string why = m.cannot_run(hw, shape);
-  OVERLAP_REQUIRE(why.empty(), "{} {} cannot run {} on {}: {}", workload, m.name, shape.to_string(), hw.name, why);
-  return predict_kernels(hw, workload, m.name, shape, m.build(hw, shape), options);
+  const ResolvedVariant r = resolve_variant(workload, variant, shape);
+  const std::string why = r.model.cannot_run(hw, r.shape);
+  OVERLAP_REQUIRE(why.empty(), "{} {} cannot run {} on {}: {}", workload, variant, r.shape.to_string(), hw.name, why);
+  const std::string name = variant.find('@') == std::string_view::npos ? r.model.name : std::string(variant);
+  return predict_kernels(hw, workload, name, r.shape, r.model.build(hw, r.shape), options);
 }
 
 Prediction predict_kernels(const HardwareProfile& hw, std::string_view workload, std::string_view variant,

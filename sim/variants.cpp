@@ -18,6 +18,7 @@ const std::vector<VariantModel>& all_variant_models() {
 std::vector<std::string> workload_names() { return {"gla", "gla_backward", "linrnn", "projchain", "dualgemm"}; }
 
 const VariantModel& find_variant_model(std::string_view workload, std::string_view variant) {
+  variant = variant.substr(0, variant.find('@'));
   std::string known;
   bool workload_known = false;
   for (const auto& m : all_variant_models()) {
@@ -34,6 +35,18 @@ const VariantModel& find_variant_model(std::string_view workload, std::string_vi
     fail("unknown workload '{}' (known: {})", workload, names);
   }
   fail("unknown variant '{}' of workload '{}' (known: {})", variant, workload, known);
+}
+
+ResolvedVariant resolve_variant(std::string_view workload, std::string_view variant, const ShapeArgs& shape) {
+  const VariantModel& m = find_variant_model(workload, variant);
+  const std::size_t at = variant.find('@');
+  if (at == std::string_view::npos) return {m, shape};
+  const std::string_view form = variant.substr(at + 1);
+  OVERLAP_REQUIRE(!m.forms.empty(), "{} variant '{}' takes no launch form ('@{}')", workload, m.name, form);
+  ShapeArgs out = shape;
+  const ShapeArgs keys = ShapeArgs::parse(form, m.forms);
+  for (const auto& [key, value] : keys.items()) out.set(key, value);
+  return {m, std::move(out)};
 }
 
 std::int64_t shape_value(const ShapeArgs& shape, std::string_view key, std::int64_t fallback) {

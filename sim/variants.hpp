@@ -20,11 +20,22 @@ struct VariantModel {
   std::function<std::string(const HardwareProfile&, const ShapeArgs&)> cannot_run;
   // The launches, in stream order.
   std::function<std::vector<KernelSpec>(const HardwareProfile&, const ShapeArgs&)> build;
+  // Launch-form keys the variant takes as "name@key=value,..." (the GPU library's forms, e.g.
+  // gla "pingpong_fused@segments=1"): resolve_variant adds them to the shape the model sees.
+  std::vector<ShapeKey> forms;
 };
 
 const std::vector<VariantModel>& all_variant_models();
-// Throws "unknown variant 'x' of workload 'w' (known: ...)" / "unknown workload".
+// Throws "unknown variant 'x' of workload 'w' (known: ...)" / "unknown workload". A launch form
+// ("name@...") is ignored here: resolve_variant checks it.
 const VariantModel& find_variant_model(std::string_view workload, std::string_view variant);
+// The model of `variant` and the shape it sees: `shape`, plus the keys of a launch form
+// ("name@key=value,...", checked against the model's forms).
+struct ResolvedVariant {
+  const VariantModel& model;
+  ShapeArgs shape;
+};
+ResolvedVariant resolve_variant(std::string_view workload, std::string_view variant, const ShapeArgs& shape);
 std::vector<std::string> workload_names();  // gla, gla_backward, linrnn, projchain, dualgemm
 
 // Models of a workload whose variants are the values of an enum, each with a name and a

@@ -33,12 +33,13 @@ using gla::StateCarry;
 struct GlaDims {
   std::int64_t B, T, H, K, V;
   bool h0, hT;
+  int segments;  // a launch form's (pingpong_fused@segments=N); 0: the launcher's rule
 };
 
 GlaDims dims(const ShapeArgs& s) {
   return {shape_size(s, "gla", "B"), shape_size(s, "gla", "T"), shape_size(s, "gla", "H"),
           shape_size(s, "gla", "K"), shape_size(s, "gla", "V"), shape_value(s, "h0", 0) != 0,
-          shape_value(s, "hT", 0) != 0};
+          shape_value(s, "hT", 0) != 0, int(shape_value(s, "segments", 0))};
 }
 
 const char* schedule_name(Schedule s) {
@@ -204,7 +205,7 @@ std::pair<std::vector<Step>, std::vector<Step>> chunk_phases(const HardwareProfi
 // Fused state carry: one pass per (b, h, V-block), S on chip, chunks in order. The pingpong
 // kernel has a model of its own (gla_pingpong_fused_model.cpp).
 KernelSpec fused_kernel(const HardwareProfile& hw, Schedule s, const GlaDims& d) {
-  if (s == Schedule::Pingpong) return gla_pingpong_fused_kernel(hw, {d.B, d.T, d.H, d.K, d.V, d.h0, d.hT});
+  if (s == Schedule::Pingpong) return gla_pingpong_fused_kernel(hw, {d.B, d.T, d.H, d.K, d.V, d.h0, d.hT, d.segments});
   const GlaKernelBase base(hw, s, StateCarry::Fused, d);
   const auto& t = base.t;
   const double C = t.chunk, K = double(d.K), bv = t.block_v;
@@ -281,6 +282,9 @@ std::string cannot_run(const HardwareProfile& hw, Schedule s, StateCarry c, cons
   const gla::Tiling t = tiling_on(hw, s, c, d);
   if (d.V % 16 != 0 || d.V % t.block_v != 0)
     return fmt::format("gla needs V a multiple of 16 and of block_v={} (V={})", t.block_v, d.V);
+  if (d.segments > gla::PingpongFusedSegments::kMax)
+    return fmt::format("pingpong_fused splits a walk into at most {} segments (segments={})",
+                       gla::PingpongFusedSegments::kMax, d.segments);
   if (s == Schedule::Pingpong && !hw.has_wgmma())
     return fmt::format("pingpong uses TMA, mbarriers and wgmma (sm_90+); {} is sm_{}", hw.name, int(hw.compute_capability));
   const std::vector<KernelSpec> kernels =
@@ -310,6 +314,8 @@ std::vector<VariantModel> gla_variant_models() {
       m.description = fmt::format("{}; {}", how,
                                   fused ? "state kept on chip, one pass" : "chunk states through HBM, two kernels");
       m.cannot_run = [s, c](const HardwareProfile& hw, const ShapeArgs& shape) { return cannot_run(hw, s, c, shape); };
+      if (s == Schedule::Pingpong && fused)
+        m.forms = {{"segments", 0, "CTAs per walk along T (0: the launcher's rule, as the GPU library)", 0}};
       m.build = [s, c](const HardwareProfile& hw, const ShapeArgs& shape) {
         const GlaDims d = dims(shape);
         return c == StateCarry::Fused ? std::vector<KernelSpec>{fused_kernel(hw, s, d)} : materialized_kernels(hw, s, d);

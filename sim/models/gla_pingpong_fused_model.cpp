@@ -21,11 +21,11 @@
 // on another role adds the profile's sync latency.
 //
 // Few heads: each walk is split along T into segments (gla::PingpongFusedSegments, the
-// launcher's rule); a later segment walks the chunks before its own state-only (gating: the
-// keys only, region gating.*@prefix; state: the same update; output: releases the stage; no q
-// loaded). The model runs the last segment, whose state-only prefix is the longest (the split
-// balances the segments by the kernel's ratio of a state-only to a full chunk); every CTA is
-// charged its loads, which overstates the bytes of the earlier segments' CTAs.
+// launcher's rule, or a launch form's `segments`); a later segment walks the chunks before its
+// own state-only (gating: the keys only, region gating.*@prefix; state: the same update; output:
+// releases the stage; no q loaded). The model runs the last segment, whose state-only prefix is
+// the longest (the split balances the segments by the kernel's ratio of a state-only to a full
+// chunk); the kernel's HBM bytes are counted over all its CTAs (below).
 //
 // The kernel takes the anchored path in a chunk whose gates decay a channel by more than 2^-96;
 // the model charges the single-anchor path, which the usual gates (logsigmoid/16: about 2^-5 per
@@ -100,7 +100,9 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaKernelS
   const int chunks = int((d.T + t.chunk - 1) / t.chunk);
   using Segments = gla::PingpongFusedSegments;
   const std::int64_t walks = d.B * d.H * v_blocks;
-  const Segments split = Segments::split(chunks, Segments::count_for(walks, int(hw.sm_count), chunks));
+  // The launcher's count, or a launch form's (at most the chunks), as cuda/gla/gla_pingpong_launch.cu.
+  const int count = d.segments > 0 ? std::min(d.segments, chunks) : Segments::count_for(walks, int(hw.sm_count), chunks);
+  const Segments split = Segments::split(chunks, count);
   const int P = split.bounds[split.count - 1];  // the simulated (last) segment's state-only chunks
 
   KernelSpec k;
@@ -118,27 +120,25 @@ KernelSpec gla_pingpong_fused_kernel(const HardwareProfile& hw, const GlaKernelS
 
   // The TMA loads of the chunk at `offset` (issued by one output thread; no q for a state-only
   // chunk). q, k, g of a head are read by each of its v_blocks CTAs, which run together: one
-  // HBM read. The simulated CTA walks the longest state-only prefix; the other segments' are
-  // shorter (segment 0 has none): its prefix loads are charged to HBM at the mean prefix's
-  // share, the rest as L2 traffic, so that the kernel's HBM bytes are the sum over its CTAs:
-  // every segment's re-read of an earlier segment's chunks misses. Where the inputs stay in L2
-  // between the reads (HardwareProfile::stays_in_l2, the GEMMs' rule too), only the owner's read
-  // of a chunk comes from HBM.
+  // HBM read. The segments after the first walk their state-only prefixes at one pace from the
+  // same start, so they read a chunk at about the same time: one HBM read among them, the others
+  // hit. Its owner reads it later, at its own (slower) pace: a second HBM read, unless the inputs
+  // stay in L2 between the reads (HardwareProfile::stays_in_l2, the GEMMs' rule too). So a walk
+  // reads the longest prefix (P chunks, the simulated CTA's) twice; the simulated CTA's prefix
+  // loads are charged to HBM at 1/segments, the rest as L2 traffic, so that the kernel's HBM
+  // bytes are the sum over its CTAs.
   const double shared = 1.0 / double(v_blocks);
-  double mean_prefix = 0;
-  for (int i = 0; i < split.count; ++i) mean_prefix += split.bounds[i];
-  mean_prefix /= split.count;
   // A walk's chunk: q, k, g (shared by the head's v-blocks) and its v; a state-only chunk: no q.
   const double prefix = C * K * 2 / v_blocks + C * K * 4 / v_blocks + C * bv * 2;
   const double own = prefix + C * K * 2 / v_blocks;
   const double input_bytes = double(walks) * chunks * own;
   const bool inputs_stay_in_l2 = hw.stays_in_l2(input_bytes);
-  const double prefix_share = P == 0 ? 1.0 : inputs_stay_in_l2 ? 0.0 : mean_prefix / P;
+  const double prefix_share = P == 0 ? 1.0 : inputs_stay_in_l2 ? 0.0 : 1.0 / split.count;
   if (split.count > 1) {
     // The simulated segment is not typical of the CTAs: the kernel's bytes, counted over all of
     // them. Each walk reads every chunk once as its own and writes its o, and where the inputs do
-    // not stay in L2 each segment's prefix again.
-    const double rereads = inputs_stay_in_l2 ? 0.0 : double(walks) * mean_prefix * split.count * prefix;
+    // not stay in L2 the longest prefix again.
+    const double rereads = inputs_stay_in_l2 ? 0.0 : double(walks) * P * prefix;
     k.hbm_bytes = input_bytes + double(walks) * chunks * C * bv * 2 + rereads +
                   double(walks) * K * bv * 4 * ((d.h0 ? 1 : 0) + (d.hT ? 1 : 0));
   }

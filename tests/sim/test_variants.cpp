@@ -179,6 +179,30 @@ TEST(Variants, UnsupportedShapeIsRefusedWithTheLimit) {
   EXPECT_NE(cannot_run(load_profile("H100"), "dualgemm", "tile128x128_stages4_ws", s).find("multiple of 256"), std::string::npos);
 }
 
+// A launch form ("name@key=value", as the GPU library takes it) reaches the model: one segment
+// a walk leaves a few-head walk on 8 SMs and is slower than the launcher's split; the kernel
+// names its split; forms a variant does not take, unknown keys and out-of-range values are
+// refused naming them.
+TEST(Variants, LaunchFormsReachTheModelAndAreChecked) {
+  const HardwareProfile hw = load_profile("H100");
+  ShapeArgs few = shape_of("gla");
+  for (auto [k, v] : {std::pair{"B", 1}, {"H", 8}, {"K", 64}, {"V", 64}}) few.set(k, v);
+  const Prediction one = predict(hw, "gla", "pingpong_fused@segments=1", few);
+  const Prediction split = predict(hw, "gla", "pingpong_fused", few);
+  const Prediction two = predict(hw, "gla", "pingpong_fused@segments=2", few);
+  EXPECT_GT(one.time_us, two.time_us);
+  EXPECT_GT(two.time_us, split.time_us);
+  EXPECT_EQ(one.variant, "pingpong_fused@segments=1");
+  EXPECT_NE(one.shape.find("segments=1"), std::string::npos) << one.shape;
+  ASSERT_FALSE(two.kernels.empty());
+  EXPECT_NE(two.kernels[0].name.find("2 segments"), std::string::npos) << two.kernels[0].name;
+  std::string e = error_of([&] { predict(hw, "gla", "sequential_fused@segments=2", few); });
+  EXPECT_NE(e.find("takes no launch form"), std::string::npos) << e;
+  e = error_of([&] { predict(hw, "gla", "pingpong_fused@units=2", few); });
+  EXPECT_NE(e.find("'units'"), std::string::npos) << e;
+  EXPECT_NE(cannot_run(hw, "gla", "pingpong_fused@segments=9", few).find("segments=9"), std::string::npos);
+}
+
 TEST(Variants, PipeliningHidesLoadsOnHopper) {
   // Not a hard-coded number: the pipelined schedule must hide more of its load time than the
   // sequential one at the same shape, because its loads overlap compute by construction.
