@@ -95,7 +95,9 @@ Prediction predict(const HardwareProfile& hw, std::string_view workload, std::st
   const std::string why = r.model.cannot_run(hw, r.shape);
   OVERLAP_REQUIRE(why.empty(), "{} {} cannot run {} on {}: {}", workload, variant, r.shape.to_string(), hw.name, why);
   const std::string name = variant.find('@') == std::string_view::npos ? r.model.name : std::string(variant);
-  return predict_kernels(hw, workload, name, r.shape, r.model.build(hw, r.shape), options);
+  Prediction p = predict_kernels(hw, workload, name, r.shape, r.model.build(hw, r.shape), options);
+  p.shape = shape.to_string();  // the launch form is in the variant's name
+  return p;
 }
 
 Prediction predict_kernels(const HardwareProfile& hw, std::string_view workload, std::string_view variant,
