@@ -14,6 +14,7 @@ constexpr double kEps = 1e-9;
 // Per-SM rates in "units of work per ns at full unit capacity".
 struct Rates {
   double copy_ns_per_byte_hbm;   // for bytes that miss L2
+  double walk_ns_per_byte_hbm;   // for the misses of a GEMM operand's k-walk (Step::k_walk)
   double copy_ns_per_byte_l2;    // for bytes read from L2 (this SM's share of its bandwidth)
   double copy_ns_per_byte_port;  // for every byte (all enter the SM through its L2 -> SM port)
   double dram_latency_ns, l2_latency_ns;
@@ -33,6 +34,8 @@ struct Rates {
     const double clk_GHz = hw.clock_MHz * 1e-3;
     const double hbm_share = hw.hbm_bandwidth_GBps / active_sms;  // GB/s == bytes/ns
     copy_ns_per_byte_hbm = 1.0 / hbm_share;
+    walk_ns_per_byte_hbm = hw.tma_hbm_walk_bandwidth_GBps > 0 ? active_sms / hw.tma_hbm_walk_bandwidth_GBps
+                                                              : copy_ns_per_byte_hbm;
     copy_ns_per_byte_l2 = active_sms / hw.l2_bandwidth_GBps;
     copy_ns_per_byte_port = 1.0 / (hw.sm_port_bytes_per_clk * clk_GHz);
     dram_latency_ns = hw.dram_latency_cycles / clk_GHz;
@@ -213,8 +216,9 @@ class SmSimulation {
         const double f = std::clamp(st.hbm_fraction, 0.0, 1.0);
         const double l2 = std::clamp(st.l2_fraction, 0.0, 1.0);
         const bool tma_load = st.engine == CopyEngine::Tma && !st.store;
-        op.remaining = st.l2_prefetch ? st.amount * f * rates_.copy_ns_per_byte_hbm
-                                      : st.amount * std::max({f * rates_.copy_ns_per_byte_hbm,
+        const double hbm_ns_per_byte = tma_load && st.k_walk ? rates_.walk_ns_per_byte_hbm : rates_.copy_ns_per_byte_hbm;
+        op.remaining = st.l2_prefetch ? st.amount * f * hbm_ns_per_byte
+                                      : st.amount * std::max({f * hbm_ns_per_byte,
                                                               l2 * (tma_load ? rates_.tma_ns_per_byte_l2
                                                                              : rates_.copy_ns_per_byte_l2),
                                                               rates_.copy_ns_per_byte_port});

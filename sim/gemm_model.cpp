@@ -88,11 +88,13 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   TileLoop loop;
   loop.tiles = int(tiles_per_cta * kt);
   Step a_load = load(double(g.tile_m) * g.tile_k * g.a_bytes_per_element, 1.0 / a_reuse, engine, "load A");
+  a_load.k_walk = true;
   if (g.a_multicast > 1) a_load.l2_fraction = 1.0 / g.a_multicast;
   loop.loads.push_back(a_load);
   for (int b = 0; b < g.b_operands; ++b) {
     Step s = load(double(g.tile_n) * g.tile_k * g.b_bytes_per_element, 1.0 / b_reuse, engine,
                   g.b_operands == 1 ? "load B" : fmt::format("load B{}", b + 1));
+    s.k_walk = true;
     if (g.b_multicast > 1) s.l2_fraction = 1.0 / g.b_multicast;
     if (g.l2_prefetch_k > g.stages) {
       // The ring's first fill (k-blocks 0 .. stages-1) loads from HBM; with the first k-block's

@@ -56,6 +56,10 @@ struct Step {
   // An L2 prefetch (TMA's prefetch.tensor): the bytes come from HBM into L2 only; they take this
   // SM's share of HBM bandwidth but neither its port from L2 nor a latency anyone waits for.
   bool l2_prefetch = false;
+  // A GEMM operand tile walked along K (128 bytes of each row per k-block, the rows K bytes
+  // apart): its misses stream at the profile's tma_hbm_walk_bandwidth_GBps where measured, the
+  // rate calibrate's walk of that pattern reaches, rather than a contiguous stream's.
+  bool k_walk = false;
   CopyEngine engine = CopyEngine::Tma;  // the instruction path the kernel uses for this copy
   // Tensor only:
   Precision precision = Precision::Bf16;

@@ -59,7 +59,8 @@ struct HardwareProfile {
   double tma_hbm_latency_ns = 0;
   // The same from HBM where each load reads a GEMM operand's tile as a k-loop does: 128 rows of
   // 128 bytes, the rows a K-byte row apart (cuda/calibrate/tma_stream.cu's walk), best over ring
-  // depths. Measured, not yet charged by the GEMM model (a finding: docs/results/dualgemm_h100.md).
+  // depths. The GEMM model's operand misses stream at this rate (Step::k_walk); 0: not
+  // measured, hbm_bandwidth_GBps instead.
   double tma_hbm_walk_bandwidth_GBps = 0;
   // Extra cycles a first pass over code costs per KiB of SASS, code in device memory (L2
   // flushed), every SM fetching (cuda/calibrate/icache.cu); 0: not measured, not charged.
