@@ -26,7 +26,7 @@ void list(bool as_json) {
   for (const auto& w : sim::workload_names()) {
     nlohmann::json variants = nlohmann::json::array();
     for (const auto& v : sim::list_variants(w))
-      variants.push_back({{"name", v.name}, {"aliases", v.aliases}, {"description", v.description}});
+      variants.push_back({{"name", v.name}, {"aliases", v.aliases}, {"description", v.description}, {"forms", v.forms}});
     j["workloads"].push_back({{"name", w}, {"summary", workload_summary(w)},
                               {"reference_shape", sim::reference_shape(w)}, {"variants", variants}});
   }
@@ -44,6 +44,7 @@ void list(bool as_json) {
     for (const auto& v : w["variants"]) {
       std::string aliases;
       for (const auto& a : v["aliases"]) aliases += " (also: " + a.get<std::string>() + ")";
+      for (const auto& f : v["forms"]) aliases += fmt::format(" (form: {}@{}=N)", v["name"].get<std::string>(), f.get<std::string>());
       fmt::print("    {:<34} {}{}\n", v["name"].get<std::string>(), v["description"].get<std::string>(), aliases);
     }
   }

@@ -21,6 +21,7 @@ namespace overlap::sim {
 struct VariantInfo {
   std::string workload, name, description;
   std::vector<std::string> aliases;
+  std::vector<std::string> forms;  // launch-form keys: "name@key=value"
 };
 // Every modelled variant of `workload` (all workloads when empty); throws on an unknown one.
 std::vector<VariantInfo> list_variants(std::string_view workload = "");

@@ -79,7 +79,11 @@ std::vector<VariantInfo> list_variants(std::string_view workload) {
                     workload, known);
   }
   for (const auto& m : all_variant_models())
-    if (workload.empty() || m.workload == workload) out.push_back({m.workload, m.name, m.description, m.aliases});
+    if (workload.empty() || m.workload == workload) {
+      std::vector<std::string> forms;
+      for (const auto& f : m.forms) forms.push_back(f.name);
+      out.push_back({m.workload, m.name, m.description, m.aliases, forms});
+    }
   return out;
 }
 
