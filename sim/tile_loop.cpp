@@ -95,7 +95,7 @@ void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sc
     OVERLAP_REQUIRE(sch.stages > 1, "kernel '{}': paired loads need two stages or more", k.name);
     Step next = wait(kEmpty, -sch.stages + 1, "wait the next stage free too (paired loads)");
     next.every = 2;
-    next.phase = 0;
+    next.phase = ((1 - sch.stages) % 2 + 2) % 2;  // the step's index is the tile's minus stages - 1: even tiles
     producer.body.push_back(next);
   }
   producer.body.push_back(wait(kEmpty, -sch.stages, "wait free stage"));
