@@ -148,7 +148,9 @@ TEST(Variants, GlaPredictsOnEveryGpuExceptWhereAFeatureIsMissing) {
         const Prediction p = predict(hw, "gla", v.name, shape);
         const bool refitted = p.kernels.front().name.find("refitted") != std::string::npos;
         // Our kernels' own tiling wherever it fits: every Hopper / Blackwell profile here.
-        if (hw.has_wgmma()) EXPECT_FALSE(refitted) << name << " " << v.name << ": " << p.kernels.front().name;
+        if (hw.has_wgmma()) {
+          EXPECT_FALSE(refitted) << name << " " << v.name << ": " << p.kernels.front().name;
+        }
       }
     }
 }
