@@ -23,15 +23,17 @@ constexpr int kBoxRows = 256;                       // the largest TMA box: 32 K
 constexpr int kBoxBytes = kRowBytes * kBoxRows;
 constexpr int kMaxStages = 6;
 
-// Thread 0 loads box after box into stage i % stages; thread 32 (a second warp) waits for each
-// stage to fill and releases it at once. CTA b reads boxes b * boxes, +1, ... (mod the tensor):
-// disjoint ranges when the tensor holds them all, so from HBM nothing is read twice.
-__global__ void __launch_bounds__(64, 1) tma_stream(const __grid_constant__ CUtensorMap map, int rows, int boxes,
-                                                    int stages) {
+constexpr int kMaxRing = 2 * kMaxStages;  // stages of the smallest (16 KiB) loads the ring holds
+
+// The ring both kernels stream through: thread 0 issues load after load into stage i % stages
+// (`issue(i, stage)` starts load i's copies on `bar`, which expects `bytes` a load); thread 32 (a
+// second warp) waits for each stage to fill and releases it at once.
+template <class Issue>
+__device__ void stream_ring(int loads, int stages, int bytes, Issue issue) {
   extern __shared__ unsigned char smem_raw[];
   unsigned char* ring = aligned_smem(smem_raw);
   auto* full = reinterpret_cast<std::uint64_t*>(ring + kMaxStages * kBoxBytes);
-  std::uint64_t* empty = full + kMaxStages;
+  std::uint64_t* empty = full + kMaxRing;
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
       mbar_init(&full[s], 1);
@@ -40,22 +42,32 @@ __global__ void __launch_bounds__(64, 1) tma_stream(const __grid_constant__ CUte
     mbar_init_fence();
   }
   __syncthreads();
-  const int box_rows_total = rows / kBoxRows;
   if (threadIdx.x == 0) {
-    for (int i = 0; i < boxes; ++i) {
+    for (int i = 0; i < loads; ++i) {
       const int s = i % stages;
       mbar_wait(&empty[s], ((i / stages) & 1) ^ 1);
-      mbar_arrive_expect_tx(&full[s], kBoxBytes);
-      const int row = int((static_cast<long long>(blockIdx.x) * boxes + i) % box_rows_total) * kBoxRows;
-      tma_load_4d(ring + s * kBoxBytes, &map, &full[s], 0, row, 0, 0);
+      mbar_arrive_expect_tx(&full[s], bytes);
+      issue(i, ring + s * bytes, &full[s]);
     }
   } else if (threadIdx.x == 32) {
-    for (int i = 0; i < boxes; ++i) {
+    for (int i = 0; i < loads; ++i) {
       const int s = i % stages;
       mbar_wait(&full[s], (i / stages) & 1);
       mbar_arrive(&empty[s]);
     }
   }
+}
+constexpr int kRingSmemBytes = 1024 + kMaxStages * kBoxBytes + 2 * kMaxRing * 8;
+
+// Contiguous 32 KiB boxes: CTA b reads boxes b * boxes, +1, ... (mod the tensor): disjoint ranges
+// when the tensor holds them all, so from HBM nothing is read twice.
+__global__ void __launch_bounds__(64, 1) tma_stream(const __grid_constant__ CUtensorMap map, int rows, int boxes,
+                                                    int stages) {
+  const int box_rows_total = rows / kBoxRows;
+  stream_ring(boxes, stages, kBoxBytes, [&](int i, unsigned char* dst, std::uint64_t* bar) {
+    const int row = int((static_cast<long long>(blockIdx.x) * boxes + i) % box_rows_total) * kBoxRows;
+    tma_load_4d(dst, &map, bar, 0, row, 0, 0);
+  });
 }
 
 // A GEMM's walk of one operand: CTA b loads its block of 128 rows (a [rows, K] tensor of bytes,
@@ -68,35 +80,12 @@ constexpr int kWalkBoxBytes = kRowBytes * kWalkBoxRows;
 constexpr int kWalkBoxesPerRow = kWalkRowBytes / kRowBytes;
 
 __global__ void __launch_bounds__(64, 1) tma_walk(const __grid_constant__ CUtensorMap map, int per_stage, int stages) {
-  extern __shared__ unsigned char smem_raw[];
-  unsigned char* ring = aligned_smem(smem_raw);
-  auto* full = reinterpret_cast<std::uint64_t*>(ring + kMaxStages * kBoxBytes);
-  std::uint64_t* empty = full + 2 * kMaxStages;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 1);
-    }
-    mbar_init_fence();
-  }
-  __syncthreads();
-  const int loads = kWalkBoxesPerRow / per_stage;
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < loads; ++i) {
-      const int s = i % stages;
-      mbar_wait(&empty[s], ((i / stages) & 1) ^ 1);
-      mbar_arrive_expect_tx(&full[s], per_stage * kWalkBoxBytes);
-      for (int j = 0; j < per_stage; ++j)
-        tma_load_4d(ring + (s * per_stage + j) * kWalkBoxBytes, &map, &full[s], (i * per_stage + j) * kRowBytes,
-                    int(blockIdx.x) * kWalkBoxRows, 0, 0);
-    }
-  } else if (threadIdx.x == 32) {
-    for (int i = 0; i < loads; ++i) {
-      const int s = i % stages;
-      mbar_wait(&full[s], (i / stages) & 1);
-      mbar_arrive(&empty[s]);
-    }
-  }
+  stream_ring(kWalkBoxesPerRow / per_stage, stages, per_stage * kWalkBoxBytes,
+              [&](int i, unsigned char* dst, std::uint64_t* bar) {
+                for (int j = 0; j < per_stage; ++j)
+                  tma_load_4d(dst + j * kWalkBoxBytes, &map, bar, (i * per_stage + j) * kRowBytes,
+                              int(blockIdx.x) * kWalkBoxRows, 0, 0);
+              });
 }
 
 struct StreamResult {
@@ -113,7 +102,7 @@ std::vector<StreamResult> sweep(std::size_t tensor_bytes, bool flush, int repeat
   const cuuint64_t strides[3] = {kRowBytes, cuuint64_t(rows) * kRowBytes, cuuint64_t(rows) * kRowBytes};
   const cuuint32_t box[4] = {kRowBytes / 2, kBoxRows, 1, 1};
   OVERLAP_CUDA_CHECK(cuda::make_tensor_map_4d(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, buf.get(), dims, strides, box));
-  const int smem = 1024 + kMaxStages * kBoxBytes + 2 * kMaxStages * 8;
+  const int smem = kRingSmemBytes;
   OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   constexpr int boxes = 256;  // 8 MiB per CTA
   std::vector<StreamResult> out;
@@ -144,7 +133,7 @@ std::vector<WalkResult> walk_sweep(int repeats, int sms) {
   const cuuint64_t strides[3] = {kWalkRowBytes, bytes, bytes};
   const cuuint32_t box[4] = {kRowBytes, kWalkBoxRows, 1, 1};
   OVERLAP_CUDA_CHECK(cuda::make_tensor_map_4d(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, buf.get(), dims, strides, box));
-  const int smem = 1024 + kMaxStages * kBoxBytes + 4 * kMaxStages * 8;
+  const int smem = kRingSmemBytes;
   OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   std::vector<WalkResult> out;
   for (const auto& [per_stage, stages] : {std::pair{1, 2}, std::pair{1, 4}, std::pair{1, 8}, std::pair{1, 12},
