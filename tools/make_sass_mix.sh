@@ -8,37 +8,26 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 bash "$root/tools/fetch_nvdisasm.sh"
 cmake --build "$build" --target gla_pingpong_cubin linrnn_full_fused_cubin gla_backward_cubin
+# mix CUBIN SOURCE KERNEL TABLE NAME [sass_mix.py options]: one kernel's table from its cubin.
+mix() {
+  python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/$1" --source "$root/cuda/$2" --kernel "$3" \
+    --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --profile "$root/profiles/H100.json" \
+    --cpp "$root/sim/models/generated/$4" --cpp-name "$5" --command "tools/make_sass_mix.sh" "${@:6}"
+}
 # gating=2: the kernel's 256 gating threads are two warps on each of the SM's four schedulers.
-python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_pingpong_cubin.cubin" \
-  --source "$root/cuda/gla/gla_pingpong_fused.cuh" --kernel gla_pingpong_fused_kernel \
-  --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --profile "$root/profiles/H100.json" \
-  --warps-per-scheduler gating=2 \
-  --cpp "$root/sim/models/generated/gla_pingpong_fused_sass.hpp" --cpp-name kGlaPingpongFusedSass \
-  --command "tools/make_sass_mix.sh"
+mix gla/gla_pingpong_cubin.cubin gla/gla_pingpong_fused.cuh gla_pingpong_fused_kernel \
+  gla_pingpong_fused_sass.hpp kGlaPingpongFusedSass --warps-per-scheduler gating=2
 # pingpong_materialized's paired kernels, a lone consumer: one warp a scheduler.
-python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_pingpong_cubin.cubin" \
-  --source "$root/cuda/gla/gla_pingpong_kernel.cuh" --kernel gla_pingpong_kernel \
-  --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --profile "$root/profiles/H100.json" \
-  --cpp "$root/sim/models/generated/gla_pingpong_paired_sass.hpp" --cpp-name kGlaPingpongPairedSass \
-  --command "tools/make_sass_mix.sh"
+mix gla/gla_pingpong_cubin.cubin gla/gla_pingpong_kernel.cuh gla_pingpong_kernel \
+  gla_pingpong_paired_sass.hpp kGlaPingpongPairedSass
 # The same, timed with two consumer warps a scheduler (a CTA of two work units: the consumers run
 # the same code side by side and share each scheduler's issue slot and SFU quarter).
-python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_pingpong_cubin.cubin" \
-  --source "$root/cuda/gla/gla_pingpong_kernel.cuh" --kernel gla_pingpong_kernel \
-  --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --profile "$root/profiles/H100.json" \
-  --warps-per-scheduler paired=2 \
-  --cpp "$root/sim/models/generated/gla_pingpong_paired_two_sass.hpp" --cpp-name kGlaPingpongPairedTwoSass \
-  --command "tools/make_sass_mix.sh"
+mix gla/gla_pingpong_cubin.cubin gla/gla_pingpong_kernel.cuh gla_pingpong_kernel \
+  gla_pingpong_paired_two_sass.hpp kGlaPingpongPairedTwoSass --warps-per-scheduler paired=2
 # linrnn full_fused: 128 threads, one CTA per SM at the shapes where W stays in shared memory.
-python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/linrnn/linrnn_full_fused_cubin.cubin" \
-  --source "$root/cuda/linrnn/linrnn_full_fused.cu" --kernel full_fused_kernel \
-  --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --profile "$root/profiles/H100.json" \
-  --cpp "$root/sim/models/generated/linrnn_full_fused_sass.hpp" --cpp-name kLinrnnFullFusedSass \
-  --command "tools/make_sass_mix.sh"
+mix linrnn/linrnn_full_fused_cubin.cubin linrnn/linrnn_full_fused.cu full_fused_kernel \
+  linrnn_full_fused_sass.hpp kLinrnnFullFusedSass
 # gla backward's state walks: 128 threads, one warp a scheduler (two CTAs an SM share them).
-python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/gla/gla_backward_cubin.cubin" \
-  --source "$root/cuda/gla/gla_state_walk_kernel.cuh" --kernel gla_state_walk_kernel \
-  --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --profile "$root/profiles/H100.json" \
-  --cpp "$root/sim/models/generated/gla_state_walk_sass.hpp" --cpp-name kGlaStateWalkSass \
-  --command "tools/make_sass_mix.sh"
+mix gla/gla_backward_cubin.cubin gla/gla_state_walk_kernel.cuh gla_state_walk_kernel \
+  gla_state_walk_sass.hpp kGlaStateWalkSass
 echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp, gla_pingpong_paired_sass.hpp, gla_pingpong_paired_two_sass.hpp, linrnn_full_fused_sass.hpp and gla_state_walk_sass.hpp"
