@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <queue>
 
 #include "core/error.hpp"
@@ -25,6 +26,10 @@ struct Rates {
   // it, TMA loads are charged as the others. Misses are charged hbm_bandwidth_GBps either way:
   // the microbenchmark's TMA read stream (3145 GB/s on the H100) is within 4% of the copy's.
   double tma_ns_per_byte_l2, tma_l2_latency_ns;
+  // A GEMM operand's walk loads (Step::k_walk) where the profile has the operand-walk
+  // microbenchmark: one tensor's loads follow each other at walk_stream_ns_per_byte, and all of
+  // an SM's walk loads share walk_sm_ns_per_byte (0: not measured, charged as other loads).
+  double walk_stream_ns_per_byte, walk_sm_ns_per_byte;
   double tensor_flops_per_ns[3];
   double mma_sync_fraction;
   double fma_per_ns, sfu_per_ns, smem_bytes_per_ns;
@@ -41,6 +46,8 @@ struct Rates {
     dram_latency_ns = hw.dram_latency_cycles / clk_GHz;
     l2_latency_ns = hw.l2_latency_cycles / clk_GHz;
     tma_ns_per_byte_l2 = hw.tma_l2_bandwidth_GBps > 0 ? active_sms / hw.tma_l2_bandwidth_GBps : copy_ns_per_byte_l2;
+    walk_stream_ns_per_byte = hw.tma_walk_stream_GBps > 0 ? 1.0 / hw.tma_walk_stream_GBps : 0;
+    walk_sm_ns_per_byte = hw.tma_walk_sm_GBps > 0 ? 1.0 / hw.tma_walk_sm_GBps : 0;
     constexpr double kTmaStreamBoxBytes = 32768;  // the microbenchmark's load
     tma_l2_latency_ns =
         hw.tma_l2_latency_ns > 0 && hw.tma_l2_bandwidth_GBps > 0
@@ -79,6 +86,7 @@ struct Op {
   double cap = 1;        // most of the unit this op can use
   double rate = 0;
   double latency_ns = 0;  // after the transfer (loads)
+  double stream_done_ns = 0;  // a walk load's turn in its tensor's stream ends (lands no earlier)
   bool is_load = false;
   double start_ns = 0;
   std::uint64_t order = 0;  // issue order: the copy path serves requests first come, first served
@@ -216,12 +224,21 @@ class SmSimulation {
         const double f = std::clamp(st.hbm_fraction, 0.0, 1.0);
         const double l2 = std::clamp(st.l2_fraction, 0.0, 1.0);
         const bool tma_load = st.engine == CopyEngine::Tma && !st.store;
-        const double hbm_ns_per_byte = tma_load && st.k_walk ? rates_.walk_ns_per_byte_hbm : rates_.copy_ns_per_byte_hbm;
+        const bool walk = tma_load && st.k_walk;
+        const double hbm_ns_per_byte = walk ? rates_.walk_ns_per_byte_hbm : rates_.copy_ns_per_byte_hbm;
+        const double port_ns_per_byte = walk && rates_.walk_sm_ns_per_byte > 0 ? rates_.walk_sm_ns_per_byte
+                                                                                 : rates_.copy_ns_per_byte_port;
         op.remaining = st.l2_prefetch ? st.amount * f * hbm_ns_per_byte
                                       : st.amount * std::max({f * hbm_ns_per_byte,
                                                               l2 * (tma_load ? rates_.tma_ns_per_byte_l2
                                                                              : rates_.copy_ns_per_byte_l2),
-                                                              rates_.copy_ns_per_byte_port});
+                                                              port_ns_per_byte});
+        if (walk && !st.l2_prefetch && rates_.walk_stream_ns_per_byte > 0) {
+          // The tensor's earlier loads on this SM go first, each at the stream's rate.
+          double& free_at = walk_streams_[{op.cta, st.label}];
+          free_at = std::max(free_at, now_) + st.amount * rates_.walk_stream_ns_per_byte;
+          op.stream_done_ns = free_at;
+        }
         op.cap = 1;
         op.is_load = !st.store;
         // Of the CTAs sharing a tile through L2 one fetches it from DRAM and waits the DRAM
@@ -427,8 +444,9 @@ class SmSimulation {
   void finish_transfer(const Op& op) {
     if (trace_ && op.cta == 0 && op.step)
       trace_->push_back({fmt::format("unit {}", unit_name(op.unit)), op.step->label, op.start_ns, now_, true});
-    if (op.latency_ns > 0) {
-      timed_.push({now_ + op.latency_ns, seq_++, op.role, op.cta, op.barrier, op.index, op.is_load});
+    if (op.latency_ns > 0 || op.stream_done_ns > now_) {
+      timed_.push({std::max(now_, op.stream_done_ns) + op.latency_ns, seq_++, op.role, op.cta, op.barrier, op.index,
+                   op.is_load});
       return;
     }
     if (op.is_load) --loads_in_flight_;
@@ -463,6 +481,7 @@ class SmSimulation {
   std::vector<std::vector<int>> counts_;
   std::vector<std::vector<int>> waiters_;
   std::vector<std::size_t> scratch_;
+  std::map<std::pair<int, std::string>, double> walk_streams_;  // (CTA, load) -> its stream's end
   int loads_in_flight_ = 0;
   std::uint64_t seq_ = 0;
   double now_ = 0;

@@ -62,6 +62,12 @@ struct HardwareProfile {
   // depths. The GEMM model's operand misses stream at this rate (Step::k_walk); 0: not
   // measured, hbm_bandwidth_GBps instead.
   double tma_hbm_walk_bandwidth_GBps = 0;
+  // One SM's rate for such walk loads from L2 (cuda/calibrate/tma_stream.cu's operand walk): one
+  // tensor's loads follow each other at tma_walk_stream_GBps, however many are in flight, and
+  // the loads of three tensors together (a dual GEMM's stage) reach tma_walk_sm_GBps. 0: not
+  // measured, the walk loads are charged as other TMA loads.
+  double tma_walk_stream_GBps = 0;
+  double tma_walk_sm_GBps = 0;
   // Extra cycles a first pass over code costs per KiB of SASS, code in device memory (L2
   // flushed), every SM fetching (cuda/calibrate/icache.cu); 0: not measured, not charged.
   double cold_code_cycles_per_KiB = 0;

@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "calibrate/median_time.hpp"
 #include "common/sm90_ptx.cuh"
 #include "common/tensor_map.hpp"
@@ -70,22 +72,31 @@ __global__ void __launch_bounds__(64, 1) tma_stream(const __grid_constant__ CUte
   });
 }
 
-// A GEMM's walk of one operand: CTA b loads its block of 128 rows (a [rows, K] tensor of bytes,
-// K = kWalkRowBytes) box after box along K, 128 x 128 bytes a box, `per_stage` boxes adjacent in
-// K per stage, as a k-loop reads its B tile; every row's 128-byte pieces are kWalkRowBytes apart
-// in memory, unlike tma_stream's contiguous 32 KiB boxes.
-constexpr int kWalkRowBytes = 7168;
+// A GEMM's k-loop reads each operand tile along K: 128 rows of a [rows, row bytes] tensor, 128
+// bytes of each row a box, every row's piece a row apart in memory (unlike tma_stream's
+// contiguous boxes). A stage holds one such box of each of `maps` tensors (a dual GEMM's A, B1
+// and B2: three), all landing on the stage's barrier.
+constexpr int kWalkRowBytes = 7168;  // K = 7168 in fp8, the dualgemm benchmark's
 constexpr int kWalkBoxRows = 128;
 constexpr int kWalkBoxBytes = kRowBytes * kWalkBoxRows;
 constexpr int kWalkBoxesPerRow = kWalkRowBytes / kRowBytes;
+constexpr int kWalkMaxMaps = 3;
+constexpr int kWalkMaxStages = kMaxStages * kBoxBytes / (kWalkMaxMaps * kWalkBoxBytes);  // 4 stages of 3 boxes
 
-__global__ void __launch_bounds__(64, 1) tma_walk(const __grid_constant__ CUtensorMap map, int per_stage, int stages) {
-  stream_ring(kWalkBoxesPerRow / per_stage, stages, per_stage * kWalkBoxBytes,
-              [&](int i, unsigned char* dst, std::uint64_t* bar) {
-                for (int j = 0; j < per_stage; ++j)
-                  tma_load_4d(dst + j * kWalkBoxBytes, &map, bar, (i * per_stage + j) * kRowBytes,
-                              int(blockIdx.x) * kWalkBoxRows, 0, 0);
-              });
+struct WalkMaps {
+  CUtensorMap map[kWalkMaxMaps];
+};
+
+// CTA b walks `blocks` row blocks (b, b + grid, b + 2 grid, ... modulo `total_blocks`) of every
+// tensor, one ring across them.
+__global__ void __launch_bounds__(64, 1) tma_walk(const __grid_constant__ WalkMaps maps, int nmaps, int stages,
+                                                  int blocks, int total_blocks) {
+  stream_ring(blocks * kWalkBoxesPerRow, stages, nmaps * kWalkBoxBytes, [&](int i, unsigned char* dst, std::uint64_t* bar) {
+    const int block = int((blockIdx.x + static_cast<long long>(i / kWalkBoxesPerRow) * gridDim.x) % total_blocks);
+    for (int j = 0; j < nmaps; ++j)
+      tma_load_4d(dst + j * kWalkBoxBytes, &maps.map[j], bar, (i % kWalkBoxesPerRow) * kRowBytes, block * kWalkBoxRows,
+                  0, 0);
+  });
 }
 
 struct StreamResult {
@@ -116,35 +127,43 @@ std::vector<StreamResult> sweep(std::size_t tensor_bytes, bool flush, int repeat
   return out;
 }
 
-struct WalkResult {
-  int per_stage, stages;
-  double GBps;
-};
-
-// tma_walk over a tensor of one 128-row block per SM (about 120 MB: misses, L2 emptied before
-// each run), for the same bytes in flight as one box a stage and as two adjacent boxes a stage.
-std::vector<WalkResult> walk_sweep(int repeats, int sms) {
-  const std::size_t rows = std::size_t(sms) * kWalkBoxRows;
-  const std::size_t bytes = rows * kWalkRowBytes;
-  DeviceBuffer buf(bytes);
-  OVERLAP_CUDA_CHECK(cudaMemset(buf.get(), 0x3c, bytes));
-  CUtensorMap map;
-  const cuuint64_t dims[4] = {kWalkRowBytes, cuuint64_t(rows), 1, 1};
-  const cuuint64_t strides[3] = {kWalkRowBytes, bytes, bytes};
-  const cuuint32_t box[4] = {kRowBytes, kWalkBoxRows, 1, 1};
-  OVERLAP_CUDA_CHECK(cuda::make_tensor_map_4d(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, buf.get(), dims, strides, box));
-  const int smem = kRingSmemBytes;
-  OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  std::vector<WalkResult> out;
-  for (const auto& [per_stage, stages] : {std::pair{1, 2}, std::pair{1, 4}, std::pair{1, 8}, std::pair{1, 12},
-                                          std::pair{2, 1}, std::pair{2, 2}, std::pair{2, 4}, std::pair{2, 6}}) {
-    const double us = median_us([&](cudaStream_t s) { tma_walk<<<sms, 64, smem, s>>>(map, per_stage, stages); },
-                                repeats, true);
-    OVERLAP_CUDA_CHECK(cudaGetLastError());
-    out.push_back({per_stage, stages, double(bytes) / (us * 1e3)});
+// Three tensors of `total_blocks` row blocks each: from HBM one block per CTA and tensor (L2
+// emptied before each run: every byte a miss, about 120 MB a tensor), or L2-resident (8 blocks a
+// tensor, 7 MiB, every CTA walking 8 of them in turn after the warm-up).
+class WalkTensors {
+ public:
+  WalkTensors(int total_blocks)
+      : total_blocks_(total_blocks), bytes_(std::size_t(total_blocks) * kWalkBoxRows * kWalkRowBytes) {
+    for (int j = 0; j < kWalkMaxMaps; ++j) {
+      bufs_[j] = DeviceBuffer(bytes_);
+      OVERLAP_CUDA_CHECK(cudaMemset(bufs_[j].get(), 0x3c, bytes_));
+      const cuuint64_t dims[4] = {kWalkRowBytes, cuuint64_t(bytes_ / kWalkRowBytes), 1, 1};
+      const cuuint64_t strides[3] = {kWalkRowBytes, bytes_, bytes_};
+      const cuuint32_t box[4] = {kRowBytes, kWalkBoxRows, 1, 1};
+      OVERLAP_CUDA_CHECK(
+          cuda::make_tensor_map_4d(&maps_.map[j], CU_TENSOR_MAP_DATA_TYPE_UINT8, bufs_[j].get(), dims, strides, box));
+    }
+    OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingSmemBytes));
   }
-  return out;
-}
+
+  // Bytes delivered per second (GB/s) with `sms` CTAs, each walking `blocks` blocks of `nmaps`
+  // tensors through `stages` stages.
+  double rate(int sms, int nmaps, int stages, int blocks, bool flush, int repeats) const {
+    const double us = median_us(
+        [&](cudaStream_t s) {
+          tma_walk<<<sms, 64, kRingSmemBytes, s>>>(maps_, nmaps, stages, blocks, total_blocks_);
+        },
+        repeats, flush);
+    OVERLAP_CUDA_CHECK(cudaGetLastError());
+    return double(sms) * blocks * kWalkBoxesPerRow * nmaps * kWalkBoxBytes / (us * 1e3);
+  }
+
+ private:
+  int total_blocks_;
+  std::size_t bytes_;
+  DeviceBuffer bufs_[kWalkMaxMaps];
+  WalkMaps maps_;
+};
 
 std::string curve(const std::vector<StreamResult>& r) {
   std::string s;
@@ -162,14 +181,37 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const auto l2 = sweep(std::size_t(16) << 20, false, repeats, sms);  // resident after the warm-up
   const auto hbm = sweep(std::size_t(2) << 30, true, repeats, sms);   // 8 MiB per CTA, disjoint: misses
-  const auto walk = walk_sweep(repeats, sms);
-  std::string walk_curve;
-  double walk_best = 0;
-  for (const auto& w : walk) {
-    walk_curve += fmt::format("{}{} x {} KiB: {:.0f} GB/s", walk_curve.empty() ? "" : "; ", w.stages,
-                              w.per_stage * kWalkBoxBytes / 1024, w.GBps);
-    walk_best = std::max(walk_best, w.GBps);
+  // The operand walk from HBM, three tensors (best over ring depths), and from L2: one tensor's
+  // loads alone, then two and three tensors' together, per SM.
+  std::string hbm_curve, l2_curve;
+  double walk_best = 0, stream_rate = 0, sm_rate = 0;
+  {
+    const WalkTensors from_hbm(sms);
+    for (int stages = 1; stages <= kWalkMaxStages; ++stages) {
+      const double r = from_hbm.rate(sms, kWalkMaxMaps, stages, 1, true, repeats);
+      hbm_curve += fmt::format("{}{}: {:.0f}", hbm_curve.empty() ? "" : ", ", stages, r);
+      walk_best = std::max(walk_best, r);
+    }
+    hbm_curve += fmt::format(" GB/s (one tensor alone, 4 stages: {:.0f} GB/s)",
+                             from_hbm.rate(sms, 1, kWalkMaxStages, 1, true, repeats));
   }
+  {
+    constexpr int kL2Blocks = 7;  // coprime to the SM count's usual factors: every CTA visits all
+    const WalkTensors from_l2(kL2Blocks);
+    for (int nmaps = 1; nmaps <= kWalkMaxMaps; ++nmaps) {
+      const double per_sm = from_l2.rate(sms, nmaps, kWalkMaxStages, 8, false, repeats) / sms;
+      l2_curve += fmt::format("{}{} tensor{}: {:.1f}", l2_curve.empty() ? "" : ", ", nmaps, nmaps > 1 ? "s" : "", per_sm);
+      if (nmaps == 1) stream_rate = per_sm;
+      sm_rate = per_sm;
+    }
+    l2_curve += " GB/s per SM";
+  }
+  const std::string walk_how = fmt::format(
+      "measured by overlap calibrate (cuda/calibrate/tma_stream.cu): {} CTAs, one per SM, each walking 128-row blocks "
+      "of [rows x {} B] tensors along the rows as a GEMM's k-loop reads its operand tiles, 128 x 128-byte boxes (a "
+      "row's pieces {} B apart), one box of each tensor a stage, through a ring released as soon as filled, median "
+      "of {} runs",
+      sms, kWalkRowBytes, kWalkRowBytes, repeats);
   const auto best = [](const std::vector<StreamResult>& r) {
     return std::max_element(r.begin(), r.end(), [](auto& a, auto& b) { return a.GBps < b.GBps; })->GBps;
   };
@@ -186,11 +228,15 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
           {"tma_hbm_latency_ns", hbm.front().ns_per_box,
            how + ", 2 GiB tensor (L2 flushed), one stage (one load in flight per SM): time per load"},
           {"tma_hbm_walk_bandwidth_GBps", walk_best,
-           fmt::format("measured by overlap calibrate (cuda/calibrate/tma_stream.cu): {} CTAs, one per SM, each "
-                       "walking its 128 rows of a [{} x {}-byte] tensor (L2 flushed) along K as a GEMM's k-loop reads "
-                       "its B tile, 128 x 128-byte boxes (every row's pieces {} bytes apart), through a ring released "
-                       "as soon as filled, median of {} runs, best over stages x stage size: {}",
-                       sms, std::size_t(sms) * kWalkBoxRows, kWalkRowBytes, kWalkRowBytes, repeats, walk_curve)}};
+           walk_how + fmt::format(", three tensors of one block per CTA ({} MB each, L2 flushed), best over 1-{} "
+                                  "stages: {}",
+                                  sms * kWalkBoxRows * kWalkRowBytes / 1000000, kWalkMaxStages, hbm_curve)},
+          {"tma_walk_stream_GBps", stream_rate,
+           walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks, 4 stages; one tensor's loads "
+                      "alone, bytes per SM: " + l2_curve},
+          {"tma_walk_sm_GBps", sm_rate,
+           walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks, 4 stages; three tensors' loads "
+                      "together, bytes per SM: " + l2_curve}};
 }
 
 }  // namespace overlap::gpu

@@ -282,6 +282,48 @@ INSTANTIATE_TEST_SUITE_P(Profiles, ClosedForm,
                            return std::get<0>(info.param) + "_x" + std::to_string(std::get<1>(info.param));
                          });
 
+// A GEMM operand's walk loads (Step::k_walk, TMA, from L2): one tensor's loads follow each
+// other at tma_walk_stream_GBps however deep the ring, and the SM's walk loads together go no
+// faster than tma_walk_sm_GBps; a profile without the measurement charges them as other TMA
+// loads (the SM's share of tma_l2_bandwidth_GBps, or its port).
+TEST(WalkLoads, OneTensorStreamsAtItsRateAndTheSmCapsThemAll) {
+  const auto time = [](const HardwareProfile& hw, int tensors) {
+    constexpr double kBytes = 16384;
+    constexpr int kTiles = 400;
+    KernelSpec k;
+    k.name = "walk";
+    k.ctas = std::int64_t(hw.sm_count);
+    k.threads_per_cta = 384;
+    k.regs_per_cta = regs_for_warps(12, 64);
+    k.smem_bytes = 4 * tensors * std::int64_t(kBytes);
+    TileLoop loop;
+    loop.tiles = kTiles;
+    for (int t = 0; t < tensors; ++t) {
+      Step s = load(kBytes, 0.0, CopyEngine::Tma, "load " + std::to_string(t));
+      s.k_walk = true;
+      loop.loads.push_back(s);
+    }
+    loop.compute = {mma(1, Precision::Bf16, TensorPath::Warpgroup, "mma")};
+    LoopSchedule sch;
+    sch.kind = LoopSchedule::Kind::WarpSpecialized;
+    sch.stages = 4;
+    sch.run_length = kTiles;
+    sch.consumer_warpgroups = 2;
+    build_tile_loop(k, loop, sch);
+    return (simulate_kernel(hw, k).time_ns - hw.launch_overhead_us * 1e3) / (kTiles * kBytes * tensors);
+  };
+  HardwareProfile hw = load_profile("H100");
+  ASSERT_GT(hw.tma_walk_stream_GBps, 0);
+  ASSERT_GT(hw.tma_walk_sm_GBps, 2 * hw.tma_walk_stream_GBps);
+  EXPECT_NEAR(time(hw, 1) * hw.tma_walk_stream_GBps, 1.0, 0.05);  // ns per byte x bytes per ns
+  EXPECT_NEAR(time(hw, 3) * std::min(hw.tma_walk_sm_GBps, 3 * hw.tma_walk_stream_GBps), 1.0, 0.05)
+      << "three tensors: each its own stream, together within the SM's rate";
+  hw.tma_walk_stream_GBps = hw.tma_walk_sm_GBps = 0;
+  const double port = hw.sm_port_bytes_per_clk * hw.clock_MHz * 1e-3;
+  const double fallback = std::min(port, hw.tma_l2_bandwidth_GBps / hw.sm_count);
+  EXPECT_NEAR(time(hw, 1) * fallback, 1.0, 0.05);
+}
+
 TEST(Occupancy, RegisterHungryCtasLoseResidency) {
   const HardwareProfile hw = load_profile("H100");
   KernelSpec k = tensor_loop(1000, 10, 1e6);
