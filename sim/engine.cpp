@@ -30,6 +30,7 @@ struct Rates {
   // microbenchmark: one tensor's loads follow each other at walk_stream_ns_per_byte, and all of
   // an SM's walk loads share walk_sm_ns_per_byte (0: not measured, charged as other loads).
   double walk_stream_ns_per_byte, walk_sm_ns_per_byte;
+  double walk_beside_wgmma;  // share of walk_sm kept while the tensor unit streams wgmma
   double tensor_flops_per_ns[3];
   double mma_sync_fraction;
   double fma_per_ns, sfu_per_ns, smem_bytes_per_ns;
@@ -48,6 +49,7 @@ struct Rates {
     tma_ns_per_byte_l2 = hw.tma_l2_bandwidth_GBps > 0 ? active_sms / hw.tma_l2_bandwidth_GBps : copy_ns_per_byte_l2;
     walk_stream_ns_per_byte = hw.tma_walk_stream_GBps > 0 ? 1.0 / hw.tma_walk_stream_GBps : 0;
     walk_sm_ns_per_byte = hw.tma_walk_sm_GBps > 0 ? 1.0 / hw.tma_walk_sm_GBps : 0;
+    walk_beside_wgmma = hw.tma_walk_beside_wgmma_fraction > 0 ? hw.tma_walk_beside_wgmma_fraction : 1.0;
     constexpr double kTmaStreamBoxBytes = 32768;  // the microbenchmark's load
     tma_l2_latency_ns =
         hw.tma_l2_latency_ns > 0 && hw.tma_l2_bandwidth_GBps > 0
@@ -87,6 +89,7 @@ struct Op {
   double rate = 0;
   double latency_ns = 0;  // after the transfer (loads)
   double stream_done_ns = 0;  // a walk load's turn in its tensor's stream ends (lands no earlier)
+  double port_share = 0;      // of a walk load's transfer, the part its SM's walk rate sets
   bool is_load = false;
   double start_ns = 0;
   std::uint64_t order = 0;  // issue order: the copy path serves requests first come, first served
@@ -233,6 +236,8 @@ class SmSimulation {
                                                               l2 * (tma_load ? rates_.tma_ns_per_byte_l2
                                                                              : rates_.copy_ns_per_byte_l2),
                                                               port_ns_per_byte});
+        if (walk && !st.l2_prefetch && rates_.walk_sm_ns_per_byte > 0)
+          op.port_share = port_ns_per_byte * st.amount / op.remaining;
         if (walk && !st.l2_prefetch && rates_.walk_stream_ns_per_byte > 0) {
           // The tensor's earlier loads on this SM go first, each at the stream's rate.
           double& free_at = walk_streams_[{op.cta, st.label}];
@@ -384,7 +389,14 @@ class SmSimulation {
         ops_[i].rate = 0;
         if (first_copy == ops_.size() || ops_[i].order < ops_[first_copy].order) first_copy = i;
       }
-    if (first_copy < ops_.size()) ops_[first_copy].rate = ops_[first_copy].cap;
+    if (first_copy < ops_.size()) {
+      // wgmma's shared-memory operand reads slow the TMA's writes of walk loads into the SM.
+      Op& copy = ops_[first_copy];
+      copy.rate = copy.cap;
+      if (copy.port_share > 0 && rates_.walk_beside_wgmma < 1 &&
+          std::any_of(ops_.begin(), ops_.end(), [](const Op& o) { return o.unit == Unit::Tensor; }))
+        copy.rate = std::min(copy.cap, rates_.walk_beside_wgmma / copy.port_share);
+    }
     for (int u = 1; u < kUnitCount; ++u) {
       scratch_.clear();
       for (std::size_t i = 0; i < ops_.size(); ++i)

@@ -68,6 +68,10 @@ struct HardwareProfile {
   // measured, the walk loads are charged as other TMA loads.
   double tma_walk_stream_GBps = 0;
   double tma_walk_sm_GBps = 0;
+  // The share of tma_walk_sm_GBps the walk keeps while two warpgroups of the SM stream wgmma
+  // m64n64k16 with both operands in shared memory (their operand reads beside the TMA's
+  // writes). 0: not measured, taken as 1.
+  double tma_walk_beside_wgmma_fraction = 0;
   // Extra cycles a first pass over code costs per KiB of SASS, code in device memory (L2
   // flushed), every SM fetching (cuda/calibrate/icache.cu); 0: not measured, not charged.
   double cold_code_cycles_per_KiB = 0;

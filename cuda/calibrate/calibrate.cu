@@ -13,7 +13,8 @@
 //   SM throughputs  - FFMA and MUFU lanes, shared-memory bytes per clock, mma.sync against
 //                     wgmma (sm_throughput.cu);
 //   TMA streams     - every SM streaming 32 KiB TMA loads through 1-6 stages, from L2 and from
-//                     HBM: the delivered bandwidth and one load's latency under load (tma_stream.cu);
+//                     HBM: the delivered bandwidth and one load's latency under load; a GEMM's
+//                     operand walk from HBM and L2, alone and beside wgmma (tma_stream.cu);
 //   cold code       - a first pass over 64 KiB of straight-line SASS against a second, after an
 //                     L2 flush: instruction-fetch cycles per KiB (icache.cu);
 //   cluster slots   - resident clusters of 2 and 4 whole-SM CTAs (cluster_slots.cu).

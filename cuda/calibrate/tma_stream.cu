@@ -31,12 +31,12 @@ constexpr int kMaxRing = 2 * kMaxStages;  // stages of the smallest (16 KiB) loa
 // (`issue(i, stage)` starts load i's copies on `bar`, which expects `bytes` a load); thread 32 (a
 // second warp) waits for each stage to fill and releases it at once.
 template <class Issue>
-__device__ void stream_ring(int loads, int stages, int bytes, Issue issue) {
+__device__ void stream_ring(int loads, int stages, int bytes, Issue issue, int producer = 0) {
   extern __shared__ unsigned char smem_raw[];
   unsigned char* ring = aligned_smem(smem_raw);
   auto* full = reinterpret_cast<std::uint64_t*>(ring + kMaxStages * kBoxBytes);
   std::uint64_t* empty = full + kMaxRing;
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == producer) {
     for (int s = 0; s < stages; ++s) {
       mbar_init(&full[s], 1);
       mbar_init(&empty[s], 1);
@@ -44,14 +44,14 @@ __device__ void stream_ring(int loads, int stages, int bytes, Issue issue) {
     mbar_init_fence();
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == producer) {
     for (int i = 0; i < loads; ++i) {
       const int s = i % stages;
       mbar_wait(&empty[s], ((i / stages) & 1) ^ 1);
       mbar_arrive_expect_tx(&full[s], bytes);
       issue(i, ring + s * bytes, &full[s]);
     }
-  } else if (threadIdx.x == 32) {
+  } else if (threadIdx.x == producer + 32) {
     for (int i = 0; i < loads; ++i) {
       const int s = i % stages;
       mbar_wait(&full[s], (i / stages) & 1);
@@ -99,6 +99,48 @@ __global__ void __launch_bounds__(64, 1) tma_walk(const __grid_constant__ WalkMa
   });
 }
 
+// The same walk while two warpgroups (warps 0-7) of the CTA stream wgmma m64n64k16 with both
+// operands in shared memory, as a 128x64 GEMM tile's consumers do: their operand reads take
+// 128 bytes a clock from shared memory at the full tensor rate, beside the TMA's writes. Warps 8
+// and 9 run the ring; its consumer times the walk (clock64) into cycles[blockIdx.x].
+constexpr int kBesideThreads = 320;
+__global__ void __launch_bounds__(kBesideThreads, 1)
+    tma_walk_beside_wgmma(const __grid_constant__ WalkMaps maps, int nmaps, int stages, int blocks, int total_blocks,
+                          int mma_batches, float* sink, long long* cycles) {
+  __shared__ __align__(1024) std::uint32_t tiles[(64 + 64) * 32];
+  for (int i = threadIdx.x; i < (64 + 64) * 32; i += blockDim.x) tiles[i] = 0x3c003c00u ^ ((i * 2654435761u) & 0x00ff00ffu);
+  fence_proxy_async();
+  const long long t0 = clock64();
+  stream_ring(
+      blocks * kWalkBoxesPerRow, stages, nmaps * kWalkBoxBytes,
+      [&](int i, unsigned char* dst, std::uint64_t* bar) {
+        const int block = int((blockIdx.x + static_cast<long long>(i / kWalkBoxesPerRow) * gridDim.x) % total_blocks);
+        for (int j = 0; j < nmaps; ++j)
+          tma_load_4d(dst + j * kWalkBoxBytes, &maps.map[j], bar, (i % kWalkBoxesPerRow) * kRowBytes,
+                      block * kWalkBoxRows, 0, 0);
+      },
+      256);
+  if (threadIdx.x == 256 + 32) cycles[blockIdx.x] = clock64() - t0;
+  if (threadIdx.x < 256 && mma_batches > 0) {
+    const std::uint64_t da = sw128_desc(tiles), db = sw128_desc(tiles + 64 * 32);
+    float d[32];
+#pragma unroll
+    for (int j = 0; j < 32; ++j) d[j] = 0.f;
+    for (int b = 0; b < mma_batches; ++b) {
+      wgmma_fence();
+#pragma unroll
+      for (int u = 0; u < 16; ++u) wgmma_m64n64k16_ss<0, 0>(d, da + 2 * (u & 3), db + 2 * (u & 3), 1);
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_regs(d);
+    }
+    float acc = 0.f;
+#pragma unroll
+    for (int j = 0; j < 32; ++j) acc += d[j];
+    sink[blockIdx.x * 256 + threadIdx.x] = acc;
+  }
+}
+
 struct StreamResult {
   int stages;
   double us, GBps, ns_per_box;  // kernel time; bytes delivered per second; time per box per CTA
@@ -144,6 +186,27 @@ class WalkTensors {
           cuda::make_tensor_map_4d(&maps_.map[j], CU_TENSOR_MAP_DATA_TYPE_UINT8, bufs_[j].get(), dims, strides, box));
     }
     OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingSmemBytes));
+    OVERLAP_CUDA_CHECK(
+        cudaFuncSetAttribute(tma_walk_beside_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingSmemBytes));
+  }
+
+  // Bytes per SM clock of the walk, the median over CTAs (clock64), with and without two
+  // warpgroups streaming wgmma beside it (enough batches to outlast the walk).
+  double bytes_per_clk_beside(int sms, int nmaps, int stages, int blocks, bool with_mma, int repeats) const {
+    DeviceBuffer sink(std::size_t(sms) * 256 * sizeof(float)), cycles(std::size_t(sms) * sizeof(long long));
+    std::vector<double> per_run;
+    for (int r = 0; r < repeats + 1; ++r) {
+      tma_walk_beside_wgmma<<<sms, kBesideThreads, kRingSmemBytes>>>(maps_, nmaps, stages, blocks, total_blocks_,
+                                                                     with_mma ? 64 * blocks * nmaps : 0,
+                                                                     sink.as<float>(), cycles.as<long long>());
+      OVERLAP_CUDA_CHECK(cudaGetLastError());
+      std::vector<long long> c(sms);
+      OVERLAP_CUDA_CHECK(cudaMemcpy(c.data(), cycles.get(), c.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+      std::sort(c.begin(), c.end());
+      if (r > 0) per_run.push_back(double(blocks) * kWalkBoxesPerRow * nmaps * kWalkBoxBytes / double(c[c.size() / 2]));
+    }
+    std::sort(per_run.begin(), per_run.end());
+    return per_run[per_run.size() / 2];
   }
 
   // Bytes delivered per second (GB/s) with `sms` CTAs, each walking `blocks` blocks of `nmaps`
@@ -184,7 +247,7 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
   // The operand walk from HBM, three tensors (best over ring depths), and from L2: one tensor's
   // loads alone, then two and three tensors' together, per SM.
   std::string hbm_curve, l2_curve;
-  double walk_best = 0, stream_rate = 0, sm_rate = 0;
+  double walk_best = 0, stream_rate = 0, sm_rate = 0, alone_clk = 0, beside_clk = 0;
   {
     const WalkTensors from_hbm(sms);
     for (int stages = 1; stages <= kWalkMaxStages; ++stages) {
@@ -205,6 +268,8 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
       sm_rate = per_sm;
     }
     l2_curve += " GB/s per SM";
+    alone_clk = from_l2.bytes_per_clk_beside(sms, kWalkMaxMaps, kWalkMaxStages, 8, false, repeats);
+    beside_clk = from_l2.bytes_per_clk_beside(sms, kWalkMaxMaps, kWalkMaxStages, 8, true, repeats);
   }
   const std::string walk_how = fmt::format(
       "measured by overlap calibrate (cuda/calibrate/tma_stream.cu): {} CTAs, one per SM, each walking 128-row blocks "
@@ -236,7 +301,13 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
                       "alone, bytes per SM: " + l2_curve},
           {"tma_walk_sm_GBps", sm_rate,
            walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks, 4 stages; three tensors' loads "
-                      "together, bytes per SM: " + l2_curve}};
+                      "together, bytes per SM: " + l2_curve},
+          {"tma_walk_beside_wgmma_fraction", beside_clk / alone_clk,
+           walk_how + fmt::format(
+                          ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks of three tensors, 4 stages, "
+                          "while two warpgroups of the same CTA stream wgmma m64n64k16 with A and B in shared memory: "
+                          "{:.1f} bytes per SM clock (clock64, median over CTAs) against {:.1f} without the wgmmas",
+                          beside_clk, alone_clk)}};
 }
 
 }  // namespace overlap::gpu

@@ -287,7 +287,7 @@ INSTANTIATE_TEST_SUITE_P(Profiles, ClosedForm,
 // faster than tma_walk_sm_GBps; a profile without the measurement charges them as other TMA
 // loads (the SM's share of tma_l2_bandwidth_GBps, or its port).
 TEST(WalkLoads, OneTensorStreamsAtItsRateAndTheSmCapsThemAll) {
-  const auto time = [](const HardwareProfile& hw, int tensors) {
+  const auto time = [](const HardwareProfile& hw, int tensors, double flops = 1) {
     constexpr double kBytes = 16384;
     constexpr int kTiles = 400;
     KernelSpec k;
@@ -303,7 +303,7 @@ TEST(WalkLoads, OneTensorStreamsAtItsRateAndTheSmCapsThemAll) {
       s.k_walk = true;
       loop.loads.push_back(s);
     }
-    loop.compute = {mma(1, Precision::Bf16, TensorPath::Warpgroup, "mma")};
+    loop.compute = {mma(flops, Precision::Bf16, TensorPath::Warpgroup, "mma")};
     LoopSchedule sch;
     sch.kind = LoopSchedule::Kind::WarpSpecialized;
     sch.stages = 4;
@@ -318,6 +318,16 @@ TEST(WalkLoads, OneTensorStreamsAtItsRateAndTheSmCapsThemAll) {
   EXPECT_NEAR(time(hw, 1) * hw.tma_walk_stream_GBps, 1.0, 0.05);  // ns per byte x bytes per ns
   EXPECT_NEAR(time(hw, 3) * std::min(hw.tma_walk_sm_GBps, 3 * hw.tma_walk_stream_GBps), 1.0, 0.05)
       << "three tensors: each its own stream, together within the SM's rate";
+  // Beside wgmma streaming shared-memory operands the SM's walk rate drops to its measured
+  // share: with MMAs of half the loads' time the walk lands slower than alone, and no slower
+  // than at the share throughout.
+  ASSERT_GT(hw.tma_walk_beside_wgmma_fraction, 0);
+  const double walk_sm = std::min(hw.tma_walk_sm_GBps, 3 * hw.tma_walk_stream_GBps);
+  const double beside = hw.tma_walk_sm_GBps * hw.tma_walk_beside_wgmma_fraction;
+  const double flops = 0.5 * 3 * 16384 / beside * hw.tensor_bf16_TFLOPs * 1e3 / hw.sm_count;
+  const double with_mma = time(hw, 3, flops);
+  EXPECT_GT(with_mma * walk_sm, 1.05);
+  EXPECT_LT(with_mma * beside, 1.02);
   hw.tma_walk_stream_GBps = hw.tma_walk_sm_GBps = 0;
   const double port = hw.sm_port_bytes_per_clk * hw.clock_MHz * 1e-3;
   const double fallback = std::min(port, hw.tma_l2_bandwidth_GBps / hw.sm_count);
