@@ -31,6 +31,10 @@ struct Rates {
   // an SM's walk loads share walk_sm_ns_per_byte (0: not measured, charged as other loads).
   double walk_stream_ns_per_byte, walk_sm_ns_per_byte;
   double walk_beside_wgmma;  // share of walk_sm kept while the tensor unit streams wgmma
+  double walk_prefetch_ns_per_byte;  // an L2 prefetch of a walk box on the SM's TMA (0: free)
+  // A walk load's latency when it misses L2: calibrate's one-stage walk from HBM less the
+  // stage's transfer at the SM's walk rate (the DRAM pointer chase where not measured).
+  double walk_dram_latency_ns;
   double tensor_flops_per_ns[3];
   double mma_sync_fraction;
   double fma_per_ns, sfu_per_ns, smem_bytes_per_ns;
@@ -50,6 +54,11 @@ struct Rates {
     walk_stream_ns_per_byte = hw.tma_walk_stream_GBps > 0 ? 1.0 / hw.tma_walk_stream_GBps : 0;
     walk_sm_ns_per_byte = hw.tma_walk_sm_GBps > 0 ? 1.0 / hw.tma_walk_sm_GBps : 0;
     walk_beside_wgmma = hw.tma_walk_beside_wgmma_fraction > 0 ? hw.tma_walk_beside_wgmma_fraction : 1.0;
+    walk_prefetch_ns_per_byte = hw.tma_walk_prefetch_GBps > 0 ? 1.0 / hw.tma_walk_prefetch_GBps : 0;
+    constexpr double kWalkStageBytes = 3 * 16384;  // the microbenchmark's stage
+    walk_dram_latency_ns = hw.tma_hbm_walk_latency_ns > 0 && walk_sm_ns_per_byte > 0
+                               ? std::max(dram_latency_ns, hw.tma_hbm_walk_latency_ns - kWalkStageBytes * walk_sm_ns_per_byte)
+                               : dram_latency_ns;
     constexpr double kTmaStreamBoxBytes = 32768;  // the microbenchmark's load
     tma_l2_latency_ns =
         hw.tma_l2_latency_ns > 0 && hw.tma_l2_bandwidth_GBps > 0
@@ -84,7 +93,11 @@ struct Op {
   int role = -1;  // blocking role, or -1 for an async op
   int cta = 0, barrier = -1, index = 0;
   Unit unit = Unit::Copy;
-  double remaining = 0;  // ns of work at full unit capacity
+  double remaining = 0;  // ns of work at full unit capacity (a copy: its HBM part)
+  // A copy's part on the SM's side (its L2 share and its port): served beside the HBM part, by
+  // a second first-come-first-served server, so one load's misses stream from DRAM while an
+  // earlier load's hits cross the port. The op is done when both parts are.
+  double port_remaining = 0, port_rate = 0;
   double cap = 1;        // most of the unit this op can use
   double rate = 0;
   double latency_ns = 0;  // after the transfer (loads)
@@ -231,13 +244,21 @@ class SmSimulation {
         const double hbm_ns_per_byte = walk ? rates_.walk_ns_per_byte_hbm : rates_.copy_ns_per_byte_hbm;
         const double port_ns_per_byte = walk && rates_.walk_sm_ns_per_byte > 0 ? rates_.walk_sm_ns_per_byte
                                                                                  : rates_.copy_ns_per_byte_port;
-        op.remaining = st.l2_prefetch ? st.amount * f * hbm_ns_per_byte
-                                      : st.amount * std::max({f * hbm_ns_per_byte,
-                                                              l2 * (tma_load ? rates_.tma_ns_per_byte_l2
-                                                                             : rates_.copy_ns_per_byte_l2),
-                                                              port_ns_per_byte});
+        const double hbm_ns = st.amount * f * hbm_ns_per_byte;
+        const double sm_ns =
+            st.amount * std::max(l2 * (tma_load ? rates_.tma_ns_per_byte_l2 : rates_.copy_ns_per_byte_l2), port_ns_per_byte);
+        if (st.l2_prefetch) {
+          op.remaining = hbm_ns;
+          if (walk) op.port_remaining = st.amount * rates_.walk_prefetch_ns_per_byte;  // TMA time, no bytes in
+        } else if (walk && rates_.walk_sm_ns_per_byte > 0) {
+          // Measured apart (calibrate's walk from HBM and from L2): each on its own server.
+          op.remaining = hbm_ns;
+          op.port_remaining = sm_ns;
+        } else {
+          op.remaining = std::max(hbm_ns, sm_ns);
+        }
         if (walk && !st.l2_prefetch && rates_.walk_sm_ns_per_byte > 0)
-          op.port_share = port_ns_per_byte * st.amount / op.remaining;
+          op.port_share = port_ns_per_byte * st.amount / op.port_remaining;
         if (walk && !st.l2_prefetch && rates_.walk_stream_ns_per_byte > 0) {
           // The tensor's earlier loads on this SM go first, each at the stream's rate.
           double& free_at = walk_streams_[{op.cta, st.label}];
@@ -249,7 +270,7 @@ class SmSimulation {
         // Of the CTAs sharing a tile through L2 one fetches it from DRAM and waits the DRAM
         // latency; the wave ends with the slowest, so any miss costs the DRAM latency.
         op.latency_ns = st.store || st.l2_prefetch ? 0
-                        : f > 0  ? rates_.dram_latency_ns
+                        : f > 0  ? (walk ? rates_.walk_dram_latency_ns : rates_.dram_latency_ns)
                                  : (tma_load ? rates_.tma_l2_latency_ns : rates_.l2_latency_ns);
         const double hbm = st.amount * f;
         if (!st.l2_prefetch) (st.store ? totals.store_bytes : totals.load_bytes) += st.amount;
@@ -296,7 +317,7 @@ class SmSimulation {
     op.step = &st;
     cost(st, k_.roles[s.role].warps, op, s.cta == 0);  // per-CTA totals come from CTA 0
     if (op.is_load) ++loads_in_flight_;
-    if (op.remaining <= 0) op.remaining = kEps;
+    if (op.remaining <= 0 && op.port_remaining <= 0) op.remaining = kEps;
     op.order = seq_++;
     ops_.push_back(op);
   }
@@ -383,19 +404,22 @@ class SmSimulation {
   // order, so an early tile is not slowed by the prefetches queued behind it); the compute
   // pipes interleave warps, so their capacity is split max-min fairly among active ops.
   void assign_rates() {
-    std::size_t first_copy = ops_.size();
+    std::size_t first_hbm = ops_.size(), first_port = ops_.size();
     for (std::size_t i = 0; i < ops_.size(); ++i)
       if (ops_[i].unit == Unit::Copy) {
-        ops_[i].rate = 0;
-        if (first_copy == ops_.size() || ops_[i].order < ops_[first_copy].order) first_copy = i;
+        Op& op = ops_[i];
+        op.rate = op.port_rate = 0;
+        if (op.remaining > 0 && (first_hbm == ops_.size() || op.order < ops_[first_hbm].order)) first_hbm = i;
+        if (op.port_remaining > 0 && (first_port == ops_.size() || op.order < ops_[first_port].order)) first_port = i;
       }
-    if (first_copy < ops_.size()) {
+    if (first_hbm < ops_.size()) ops_[first_hbm].rate = ops_[first_hbm].cap;
+    if (first_port < ops_.size()) {
       // wgmma's shared-memory operand reads slow the TMA's writes of walk loads into the SM.
-      Op& copy = ops_[first_copy];
-      copy.rate = copy.cap;
+      Op& copy = ops_[first_port];
+      copy.port_rate = copy.cap;
       if (copy.port_share > 0 && rates_.walk_beside_wgmma < 1 &&
           std::any_of(ops_.begin(), ops_.end(), [](const Op& o) { return o.unit == Unit::Tensor; }))
-        copy.rate = std::min(copy.cap, rates_.walk_beside_wgmma / copy.port_share);
+        copy.port_rate = std::min(copy.cap, rates_.walk_beside_wgmma / copy.port_share);
     }
     for (int u = 1; u < kUnitCount; ++u) {
       scratch_.clear();
@@ -416,12 +440,19 @@ class SmSimulation {
   void step_time() {
     assign_rates();
     double t_next = timed_.empty() ? INFINITY : timed_.top().time;
-    for (const auto& op : ops_)
-      if (op.rate > 0) t_next = std::min(t_next, now_ + op.remaining / op.rate);
+    for (const auto& op : ops_) {
+      if (op.rate > 0 && op.remaining > 0) t_next = std::min(t_next, now_ + op.remaining / op.rate);
+      if (op.port_rate > 0) t_next = std::min(t_next, now_ + op.port_remaining / op.port_rate);
+    }
     const double dt = t_next - now_;
     if (dt > 0) {
       std::array<double, kUnitCount> used{};
-      for (const auto& op : ops_) used[int(op.unit)] += op.rate;
+      double port_used = 0;
+      for (const auto& op : ops_) {
+        used[int(op.unit)] += op.rate;
+        port_used += op.port_rate;
+      }
+      used[int(Unit::Copy)] = std::max(used[int(Unit::Copy)], port_used);  // the busier of its two servers
       bool computing = false;
       for (int u = 0; u < kUnitCount; ++u) {
         result_.busy_ns[u] += std::min(1.0, used[u]) * dt;
@@ -431,12 +462,18 @@ class SmSimulation {
         result_.load_ns += dt;
         if (computing) result_.load_hidden_ns += dt;
       }
-      for (auto& op : ops_) op.remaining -= op.rate * dt;
+      for (auto& op : ops_) {
+        op.remaining -= op.rate * dt;
+        op.port_remaining -= op.port_rate * dt;
+      }
     }
     now_ = t_next;
+    const auto done = [&](double remaining, double rate) { return remaining <= kEps * std::max(1.0, rate) + 1e-12 * now_; };
     for (std::size_t i = 0; i < ops_.size();) {
       Op& op = ops_[i];
-      if (op.remaining <= kEps * std::max(1.0, op.rate) + 1e-12 * now_) {
+      if (done(op.port_remaining, op.port_rate)) op.port_remaining = 0;
+      if (op.unit == Unit::Copy && done(op.remaining, op.rate)) op.remaining = 0;
+      if (done(op.remaining, op.rate) && op.port_remaining == 0) {
         finish_transfer(op);
         ops_[i] = ops_.back();
         ops_.pop_back();

@@ -68,10 +68,19 @@ struct HardwareProfile {
   // measured, the walk loads are charged as other TMA loads.
   double tma_walk_stream_GBps = 0;
   double tma_walk_sm_GBps = 0;
+  // Issue to landed of one walk stage (a 16 KiB box of each of three tensors) from HBM, one
+  // stage in flight per SM, 8 SMs loading (DRAM far from busy). The model's walk loads that miss
+  // L2 wait this less the stage's transfer at tma_walk_sm_GBps. 0: not measured, the DRAM
+  // latency instead.
+  double tma_hbm_walk_latency_ns = 0;
   // The share of tma_walk_sm_GBps the walk keeps while two warpgroups of the SM stream wgmma
   // m64n64k16 with both operands in shared memory (their operand reads beside the TMA's
   // writes). 0: not measured, taken as 1.
   double tma_walk_beside_wgmma_fraction = 0;
+  // What an L2 prefetch of a walk box (cp.async.bulk.prefetch.tensor) takes from the SM's TMA,
+  // as the rate at which its bytes would pass: prefetches queue with the loads though no byte
+  // reaches the SM. 0: not measured, free.
+  double tma_walk_prefetch_GBps = 0;
   // Extra cycles a first pass over code costs per KiB of SASS, code in device memory (L2
   // flushed), every SM fetching (cuda/calibrate/icache.cu); 0: not measured, not charged.
   double cold_code_cycles_per_KiB = 0;

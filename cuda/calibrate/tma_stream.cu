@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include <cute/arch/mma_sm90_gmma.hpp>
 
 #include "calibrate/median_time.hpp"
 #include "common/sm90_ptx.cuh"
@@ -34,7 +37,7 @@ template <class Issue>
 __device__ void stream_ring(int loads, int stages, int bytes, Issue issue, int producer = 0) {
   extern __shared__ unsigned char smem_raw[];
   unsigned char* ring = aligned_smem(smem_raw);
-  auto* full = reinterpret_cast<std::uint64_t*>(ring + kMaxStages * kBoxBytes);
+  auto* full = reinterpret_cast<std::uint64_t*>(ring + stages * bytes);  // 16 KiB multiples: aligned
   std::uint64_t* empty = full + kMaxRing;
   if (threadIdx.x == producer) {
     for (int s = 0; s < stages; ++s) {
@@ -59,7 +62,9 @@ __device__ void stream_ring(int loads, int stages, int bytes, Issue issue, int p
     }
   }
 }
-constexpr int kRingSmemBytes = 1024 + kMaxStages * kBoxBytes + 2 * kMaxRing * 8;
+// Dynamic shared memory for a ring of `ring_bytes` (its stages) and its barriers.
+constexpr int ring_smem_bytes(int ring_bytes) { return 1024 + ring_bytes + 2 * kMaxRing * 8; }
+constexpr int kRingSmemBytes = ring_smem_bytes(kMaxStages * kBoxBytes);
 
 // Contiguous 32 KiB boxes: CTA b reads boxes b * boxes, +1, ... (mod the tensor): disjoint ranges
 // when the tensor holds them all, so from HBM nothing is read twice.
@@ -89,26 +94,54 @@ struct WalkMaps {
 
 // CTA b walks `blocks` row blocks (b, b + grid, b + 2 grid, ... modulo `total_blocks`) of every
 // tensor, one ring across them.
+// With `prefetch` > 0, each stage also prefetches into L2 the boxes of tensors 1 .. prefetch
+// eight stages ahead (as a GEMM's producer prefetching B does).
 __global__ void __launch_bounds__(64, 1) tma_walk(const __grid_constant__ WalkMaps maps, int nmaps, int stages,
-                                                  int blocks, int total_blocks) {
-  stream_ring(blocks * kWalkBoxesPerRow, stages, nmaps * kWalkBoxBytes, [&](int i, unsigned char* dst, std::uint64_t* bar) {
-    const int block = int((blockIdx.x + static_cast<long long>(i / kWalkBoxesPerRow) * gridDim.x) % total_blocks);
+                                                  int blocks, int total_blocks, int prefetch = 0) {
+  const int loads = blocks * kWalkBoxesPerRow;
+  stream_ring(loads, stages, nmaps * kWalkBoxBytes, [&](int i, unsigned char* dst, std::uint64_t* bar) {
+    const auto block_of = [&](int load) {
+      return int((blockIdx.x + static_cast<long long>(load / kWalkBoxesPerRow) * gridDim.x) % total_blocks);
+    };
     for (int j = 0; j < nmaps; ++j)
-      tma_load_4d(dst + j * kWalkBoxBytes, &maps.map[j], bar, (i % kWalkBoxesPerRow) * kRowBytes, block * kWalkBoxRows,
-                  0, 0);
+      tma_load_4d(dst + j * kWalkBoxBytes, &maps.map[j], bar, (i % kWalkBoxesPerRow) * kRowBytes,
+                  block_of(i) * kWalkBoxRows, 0, 0);
+    if (const int ahead = i + 8; ahead < loads)
+      for (int j = 1; j <= prefetch; ++j)
+        tma_prefetch_l2_4d(&maps.map[j], (ahead % kWalkBoxesPerRow) * kRowBytes, block_of(ahead) * kWalkBoxRows, 0, 0);
   });
 }
 
-// The same walk while two warpgroups (warps 0-7) of the CTA stream wgmma m64n64k16 with both
-// operands in shared memory, as a 128x64 GEMM tile's consumers do: their operand reads take
-// 128 bytes a clock from shared memory at the full tensor rate, beside the TMA's writes. Warps 8
-// and 9 run the ring; its consumer times the walk (clock64) into cycles[blockIdx.x].
+// The same walk while two warpgroups (warps 0-7) of the CTA stream wgmma m64nNk16 (bf16) with
+// both operands in shared memory, as a GEMM tile's consumers do: at the full tensor rate they
+// read (64 + N) x 32 bytes of operands per 64 x N x 32 FLOPs from shared memory beside the TMA's
+// writes (N = 64: 128 bytes a clock). Warps 8 and 9 run the ring; its consumer times the walk
+// (clock64) into cycles[blockIdx.x].
 constexpr int kBesideThreads = 320;
+constexpr int kBesideStages = 3;  // three stages of three tensors: the ring and an N = 256 tile fit
+constexpr int kBesideSmemBytes = ring_smem_bytes(kBesideStages * kWalkMaxMaps * kWalkBoxBytes);
+
+template <class Atom, int R, std::size_t... I>
+__device__ __forceinline__ void wgmma_unpacked(float (&d)[R], std::uint64_t a, std::uint64_t b,
+                                               std::index_sequence<I...>) {
+  Atom::fma(a, b, d[I]..., cute::SM90::GMMA::ScaleOut::One);
+}
+template <int N>
+__device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], std::uint64_t a, std::uint64_t b) {
+  namespace G = cute::SM90::GMMA;
+  using Atom = std::conditional_t<
+      N == 64, G::MMA_64x64x16_F32BF16BF16_SS<G::Major::K, G::Major::K>,
+      std::conditional_t<N == 128, G::MMA_64x128x16_F32BF16BF16_SS<G::Major::K, G::Major::K>,
+                         G::MMA_64x256x16_F32BF16BF16_SS<G::Major::K, G::Major::K>>>;
+  wgmma_unpacked<Atom>(d, a, b, std::make_index_sequence<N / 2>{});
+}
+
+template <int N>
 __global__ void __launch_bounds__(kBesideThreads, 1)
     tma_walk_beside_wgmma(const __grid_constant__ WalkMaps maps, int nmaps, int stages, int blocks, int total_blocks,
                           int mma_batches, float* sink, long long* cycles) {
-  __shared__ __align__(1024) std::uint32_t tiles[(64 + 64) * 32];
-  for (int i = threadIdx.x; i < (64 + 64) * 32; i += blockDim.x) tiles[i] = 0x3c003c00u ^ ((i * 2654435761u) & 0x00ff00ffu);
+  __shared__ __align__(1024) std::uint32_t tiles[(64 + N) * 32];
+  for (int i = threadIdx.x; i < (64 + N) * 32; i += blockDim.x) tiles[i] = 0x3c003c00u ^ ((i * 2654435761u) & 0x00ff00ffu);
   fence_proxy_async();
   const long long t0 = clock64();
   stream_ring(
@@ -123,20 +156,20 @@ __global__ void __launch_bounds__(kBesideThreads, 1)
   if (threadIdx.x == 256 + 32) cycles[blockIdx.x] = clock64() - t0;
   if (threadIdx.x < 256 && mma_batches > 0) {
     const std::uint64_t da = sw128_desc(tiles), db = sw128_desc(tiles + 64 * 32);
-    float d[32];
+    float d[N / 2];
 #pragma unroll
-    for (int j = 0; j < 32; ++j) d[j] = 0.f;
+    for (int j = 0; j < N / 2; ++j) d[j] = 0.f;
     for (int b = 0; b < mma_batches; ++b) {
       wgmma_fence();
 #pragma unroll
-      for (int u = 0; u < 16; ++u) wgmma_m64n64k16_ss<0, 0>(d, da + 2 * (u & 3), db + 2 * (u & 3), 1);
+      for (int u = 0; u < 16; ++u) wgmma_ss<N>(d, da + 2 * (u & 3), db + 2 * (u & 3));
       wgmma_commit();
       wgmma_wait<0>();
       fence_regs(d);
     }
     float acc = 0.f;
 #pragma unroll
-    for (int j = 0; j < 32; ++j) acc += d[j];
+    for (int j = 0; j < N / 2; ++j) acc += d[j];
     sink[blockIdx.x * 256 + threadIdx.x] = acc;
   }
 }
@@ -186,39 +219,50 @@ class WalkTensors {
           cuda::make_tensor_map_4d(&maps_.map[j], CU_TENSOR_MAP_DATA_TYPE_UINT8, bufs_[j].get(), dims, strides, box));
     }
     OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingSmemBytes));
-    OVERLAP_CUDA_CHECK(
-        cudaFuncSetAttribute(tma_walk_beside_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingSmemBytes));
-  }
-
-  // Bytes per SM clock of the walk, the median over CTAs (clock64), with and without two
-  // warpgroups streaming wgmma beside it (enough batches to outlast the walk).
-  double bytes_per_clk_beside(int sms, int nmaps, int stages, int blocks, bool with_mma, int repeats) const {
-    DeviceBuffer sink(std::size_t(sms) * 256 * sizeof(float)), cycles(std::size_t(sms) * sizeof(long long));
-    std::vector<double> per_run;
-    for (int r = 0; r < repeats + 1; ++r) {
-      tma_walk_beside_wgmma<<<sms, kBesideThreads, kRingSmemBytes>>>(maps_, nmaps, stages, blocks, total_blocks_,
-                                                                     with_mma ? 64 * blocks * nmaps : 0,
-                                                                     sink.as<float>(), cycles.as<long long>());
-      OVERLAP_CUDA_CHECK(cudaGetLastError());
-      std::vector<long long> c(sms);
-      OVERLAP_CUDA_CHECK(cudaMemcpy(c.data(), cycles.get(), c.size() * sizeof(long long), cudaMemcpyDeviceToHost));
-      std::sort(c.begin(), c.end());
-      if (r > 0) per_run.push_back(double(blocks) * kWalkBoxesPerRow * nmaps * kWalkBoxBytes / double(c[c.size() / 2]));
-    }
-    std::sort(per_run.begin(), per_run.end());
-    return per_run[per_run.size() / 2];
+    OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk_beside_wgmma<64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            kBesideSmemBytes));
+    OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk_beside_wgmma<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            kBesideSmemBytes));
+    OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk_beside_wgmma<256>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            kBesideSmemBytes));
   }
 
   // Bytes delivered per second (GB/s) with `sms` CTAs, each walking `blocks` blocks of `nmaps`
   // tensors through `stages` stages.
-  double rate(int sms, int nmaps, int stages, int blocks, bool flush, int repeats) const {
+  double rate(int sms, int nmaps, int stages, int blocks, bool flush, int repeats, int prefetch = 0) const {
     const double us = median_us(
         [&](cudaStream_t s) {
-          tma_walk<<<sms, 64, kRingSmemBytes, s>>>(maps_, nmaps, stages, blocks, total_blocks_);
+          tma_walk<<<sms, 64, kRingSmemBytes, s>>>(maps_, nmaps, stages, blocks, total_blocks_, prefetch);
         },
         repeats, flush);
     OVERLAP_CUDA_CHECK(cudaGetLastError());
     return double(sms) * blocks * kWalkBoxesPerRow * nmaps * kWalkBoxBytes / (us * 1e3);
+  }
+
+  // Bytes per SM clock of the walk of three tensors through kBesideStages stages, the median over
+  // CTAs (clock64), beside two warpgroups streaming wgmma m64nNk16 (N = 0: alone; enough
+  // batches to outlast the walk).
+  double bytes_per_clk_beside(int sms, int blocks, int n, int repeats) const {
+    DeviceBuffer sink(std::size_t(sms) * 256 * sizeof(float)), cycles(std::size_t(sms) * sizeof(long long));
+    const int batches = n == 0 ? 0 : 64 * blocks * kWalkMaxMaps * 64 / n;
+    std::vector<double> per_run;
+    for (int r = 0; r < repeats + 1; ++r) {
+      const auto launch = [&](auto kernel) {
+        kernel<<<sms, kBesideThreads, kBesideSmemBytes>>>(maps_, kWalkMaxMaps, kBesideStages, blocks, total_blocks_,
+                                                          batches, sink.as<float>(), cycles.as<long long>());
+      };
+      if (n == 256) launch(tma_walk_beside_wgmma<256>);
+      else if (n == 128) launch(tma_walk_beside_wgmma<128>);
+      else launch(tma_walk_beside_wgmma<64>);
+      OVERLAP_CUDA_CHECK(cudaGetLastError());
+      std::vector<long long> c(sms);
+      OVERLAP_CUDA_CHECK(cudaMemcpy(c.data(), cycles.get(), c.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+      std::sort(c.begin(), c.end());
+      if (r > 0)
+        per_run.push_back(double(blocks) * kWalkBoxesPerRow * kWalkMaxMaps * kWalkBoxBytes / double(c[c.size() / 2]));
+    }
+    std::sort(per_run.begin(), per_run.end());
+    return per_run[per_run.size() / 2];
   }
 
  private:
@@ -246,8 +290,9 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
   const auto hbm = sweep(std::size_t(2) << 30, true, repeats, sms);   // 8 MiB per CTA, disjoint: misses
   // The operand walk from HBM, three tensors (best over ring depths), and from L2: one tensor's
   // loads alone, then two and three tensors' together, per SM.
-  std::string hbm_curve, l2_curve;
-  double walk_best = 0, stream_rate = 0, sm_rate = 0, alone_clk = 0, beside_clk = 0;
+  std::string hbm_curve, l2_curve, few_curve, beside_curve, pf_curve;
+  double walk_best = 0, stream_rate = 0, sm_rate = 0, stage_ns = 0, alone_clk = 0, beside_clk = 0, pf_rate = 0,
+         hbm_prefetched = 0;
   {
     const WalkTensors from_hbm(sms);
     for (int stages = 1; stages <= kWalkMaxStages; ++stages) {
@@ -255,8 +300,19 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
       hbm_curve += fmt::format("{}{}: {:.0f}", hbm_curve.empty() ? "" : ", ", stages, r);
       walk_best = std::max(walk_best, r);
     }
+    hbm_prefetched = from_hbm.rate(sms, kWalkMaxMaps, kWalkMaxStages, 1, true, repeats, 2);
     hbm_curve += fmt::format(" GB/s (one tensor alone, 4 stages: {:.0f} GB/s)",
                              from_hbm.rate(sms, 1, kWalkMaxStages, 1, true, repeats));
+    // A stage's latency from HBM where DRAM is far from busy (8 CTAs walking 8 blocks each): at
+    // one stage in flight a stage takes its latency; deeper rings show how it pipelines.
+    constexpr int kFewSms = 8;
+    for (int stages = 1; stages <= kWalkMaxStages; ++stages) {
+      const double per_sm = from_hbm.rate(kFewSms, kWalkMaxMaps, stages, 8, true, repeats) / kFewSms;
+      const double ns = stages * kWalkMaxMaps * kWalkBoxBytes / per_sm;
+      few_curve += fmt::format("{}{}: {:.1f} GB/s per SM, {:.0f} ns a stage", few_curve.empty() ? "" : "; ", stages,
+                               per_sm, ns);
+      if (stages == 1) stage_ns = ns;
+    }
   }
   {
     constexpr int kL2Blocks = 7;  // coprime to the SM count's usual factors: every CTA visits all
@@ -268,8 +324,22 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
       sm_rate = per_sm;
     }
     l2_curve += " GB/s per SM";
-    alone_clk = from_l2.bytes_per_clk_beside(sms, kWalkMaxMaps, kWalkMaxStages, 8, false, repeats);
-    beside_clk = from_l2.bytes_per_clk_beside(sms, kWalkMaxMaps, kWalkMaxStages, 8, true, repeats);
+    // L2 prefetches of the next tensors' boxes beside the walk: what they take from the SM's TMA.
+    double with_pf[3] = {};
+    for (int pf = 0; pf <= 2; ++pf) {
+      with_pf[pf] = from_l2.rate(sms, kWalkMaxMaps, kWalkMaxStages, 8, false, repeats, pf) / sms;
+      pf_curve += fmt::format("{}{}: {:.1f}", pf_curve.empty() ? "" : ", ", pf, with_pf[pf]);
+    }
+    const double stage_bytes = kWalkMaxMaps * kWalkBoxBytes;
+    pf_rate = 2 * kWalkBoxBytes / (stage_bytes / with_pf[2] - stage_bytes / with_pf[0]);
+    alone_clk = from_l2.bytes_per_clk_beside(sms, 8, 0, repeats);
+    std::vector<double> beside;
+    for (int n : {64, 128, 256}) {
+      beside.push_back(from_l2.bytes_per_clk_beside(sms, 8, n, repeats));
+      beside_curve += fmt::format("{}N = {}: {:.1f}", beside_curve.empty() ? "" : ", ", n, beside.back());
+    }
+    std::sort(beside.begin(), beside.end());
+    beside_clk = beside[1];  // the median of the three shapes
   }
   const std::string walk_how = fmt::format(
       "measured by overlap calibrate (cuda/calibrate/tma_stream.cu): {} CTAs, one per SM, each walking 128-row blocks "
@@ -296,18 +366,31 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
            walk_how + fmt::format(", three tensors of one block per CTA ({} MB each, L2 flushed), best over 1-{} "
                                   "stages: {}",
                                   sms * kWalkBoxRows * kWalkRowBytes / 1000000, kWalkMaxStages, hbm_curve)},
+          {"tma_hbm_walk_latency_ns", stage_ns,
+           walk_how + fmt::format(", three tensors from HBM (L2 flushed), 8 CTAs walking 8 blocks each; one stage "
+                                  "({} KiB) in flight: time a stage; by ring depth: {}",
+                                  kWalkMaxMaps * kWalkBoxBytes / 1024, few_curve)},
           {"tma_walk_stream_GBps", stream_rate,
            walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks, 4 stages; one tensor's loads "
                       "alone, bytes per SM: " + l2_curve},
           {"tma_walk_sm_GBps", sm_rate,
            walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks, 4 stages; three tensors' loads "
                       "together, bytes per SM: " + l2_curve},
+          {"tma_walk_prefetch_GBps", pf_rate,
+           walk_how + fmt::format(
+                          ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks of three tensors, {} stages, "
+                          "each stage also prefetching into L2 the boxes of the second and third tensors eight stages "
+                          "ahead: the SM's time for the two prefetch boxes (what they add to a stage) as a rate; walk "
+                          "bytes per SM with 0, 1, 2 tensors prefetched: {} GB/s (from HBM, every SM walking one block "
+                          "of each tensor: {:.0f} GB/s with two tensors prefetched, {:.0f} without)",
+                          kWalkMaxStages, pf_curve, hbm_prefetched, walk_best)},
           {"tma_walk_beside_wgmma_fraction", beside_clk / alone_clk,
            walk_how + fmt::format(
-                          ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks of three tensors, 4 stages, "
-                          "while two warpgroups of the same CTA stream wgmma m64n64k16 with A and B in shared memory: "
-                          "{:.1f} bytes per SM clock (clock64, median over CTAs) against {:.1f} without the wgmmas",
-                          beside_clk, alone_clk)}};
+                          ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks of three tensors, {} stages, "
+                          "while two warpgroups of the same CTA stream wgmma m64nNk16 (bf16, A and B in shared "
+                          "memory): the median over N of the walk's bytes per SM clock (clock64, median over CTAs; {}) "
+                          "against {:.1f} without the wgmmas",
+                          kBesideStages, beside_curve, alone_clk)}};
 }
 
 }  // namespace overlap::gpu

@@ -282,12 +282,15 @@ INSTANTIATE_TEST_SUITE_P(Profiles, ClosedForm,
                            return std::get<0>(info.param) + "_x" + std::to_string(std::get<1>(info.param));
                          });
 
-// A GEMM operand's walk loads (Step::k_walk, TMA, from L2): one tensor's loads follow each
-// other at tma_walk_stream_GBps however deep the ring, and the SM's walk loads together go no
-// faster than tma_walk_sm_GBps; a profile without the measurement charges them as other TMA
-// loads (the SM's share of tma_l2_bandwidth_GBps, or its port).
-TEST(WalkLoads, OneTensorStreamsAtItsRateAndTheSmCapsThemAll) {
-  const auto time = [](const HardwareProfile& hw, int tensors, double flops = 1) {
+// A GEMM operand's walk loads (Step::k_walk, TMA) as overlap calibrate measured them: one
+// tensor's loads follow each other at tma_walk_stream_GBps however deep the ring, the SM's walk
+// loads together go no faster than tma_walk_sm_GBps (less beside wgmma), misses stream from HBM
+// beside the SM's side, and L2 prefetches take the SM's TMA; a profile without the
+// measurements charges them as other TMA loads (the SM's share of tma_l2_bandwidth_GBps, or
+// its port).
+TEST(WalkLoads, ChargedAsCalibrateMeasuresThem) {
+  const auto time = [](const HardwareProfile& hw, int tensors, double flops = 1, double first_misses = 0,
+                       bool prefetch_second = false) {
     constexpr double kBytes = 16384;
     constexpr int kTiles = 400;
     KernelSpec k;
@@ -299,9 +302,16 @@ TEST(WalkLoads, OneTensorStreamsAtItsRateAndTheSmCapsThemAll) {
     TileLoop loop;
     loop.tiles = kTiles;
     for (int t = 0; t < tensors; ++t) {
-      Step s = load(kBytes, 0.0, CopyEngine::Tma, "load " + std::to_string(t));
+      Step s = load(kBytes, t == 0 ? first_misses : 0.0, CopyEngine::Tma, "load " + std::to_string(t));
       s.k_walk = true;
       loop.loads.push_back(s);
+    }
+    if (prefetch_second) {  // the second tensor's box eight tiles ahead, into L2
+      Step p = loop.loads[1];
+      p.kind = StepKind::Issue;
+      p.l2_prefetch = true;
+      p.offset = 8;
+      loop.prefetches.push_back(p);
     }
     loop.compute = {mma(flops, Precision::Bf16, TensorPath::Warpgroup, "mma")};
     LoopSchedule sch;
@@ -328,6 +338,13 @@ TEST(WalkLoads, OneTensorStreamsAtItsRateAndTheSmCapsThemAll) {
   const double with_mma = time(hw, 3, flops);
   EXPECT_GT(with_mma * walk_sm, 1.05);
   EXPECT_LT(with_mma * beside, 1.02);
+  // One tensor's loads missing L2: their HBM share and the SM's walk go side by side, so the
+  // time is the longer of the two, not their sum.
+  const double hbm_per_byte = hw.sm_count / hw.tma_hbm_walk_bandwidth_GBps / 3;  // its third of the bytes
+  EXPECT_NEAR(time(hw, 3, 1, 1.0) / std::max(hbm_per_byte, 1 / walk_sm), 1.0, 0.05);
+  // An L2 prefetch of a walk box takes the SM's TMA for its bytes at tma_walk_prefetch_GBps.
+  ASSERT_GT(hw.tma_walk_prefetch_GBps, 0);
+  EXPECT_NEAR(time(hw, 3, 1, 0, true) / (1 / walk_sm + 1 / (3 * hw.tma_walk_prefetch_GBps)), 1.0, 0.05);
   hw.tma_walk_stream_GBps = hw.tma_walk_sm_GBps = 0;
   const double port = hw.sm_port_bytes_per_clk * hw.clock_MHz * 1e-3;
   const double fallback = std::min(port, hw.tma_l2_bandwidth_GBps / hw.sm_count);
