@@ -32,9 +32,14 @@ struct Rates {
   double walk_stream_ns_per_byte, walk_sm_ns_per_byte;
   double walk_beside_wgmma;  // share of walk_sm kept while the tensor unit streams wgmma
   double walk_prefetch_ns_per_byte;  // an L2 prefetch of a walk box on the SM's TMA (0: free)
-  // A walk load's latency when it misses L2: calibrate's one-stage walk from HBM less the
-  // stage's transfer at the SM's walk rate (the DRAM pointer chase where not measured).
-  double walk_dram_latency_ns;
+  // A walk load's latency when it misses L2, by its tensor's loads in flight on the SM (1, 2,
+  // 3 or more): calibrate's walk from HBM at that many stages in flight, issue to landed of a
+  // stage, less the stage's transfer at the SM's walk rate (the DRAM pointer chase where not
+  // measured).
+  double walk_dram_latency_ns[3];
+  double walk_dram_latency(int stages_in_flight) const {
+    return walk_dram_latency_ns[std::clamp(stages_in_flight, 1, 3) - 1];
+  }
   double tensor_flops_per_ns[3];
   double mma_sync_fraction;
   double fma_per_ns, sfu_per_ns, smem_bytes_per_ns;
@@ -56,9 +61,11 @@ struct Rates {
     walk_beside_wgmma = hw.tma_walk_beside_wgmma_fraction > 0 ? hw.tma_walk_beside_wgmma_fraction : 1.0;
     walk_prefetch_ns_per_byte = hw.tma_walk_prefetch_GBps > 0 ? 1.0 / hw.tma_walk_prefetch_GBps : 0;
     constexpr double kWalkStageBytes = 3 * 16384;  // the microbenchmark's stage
-    walk_dram_latency_ns = hw.tma_hbm_walk_latency_ns > 0 && walk_sm_ns_per_byte > 0
-                               ? std::max(dram_latency_ns, hw.tma_hbm_walk_latency_ns - kWalkStageBytes * walk_sm_ns_per_byte)
-                               : dram_latency_ns;
+    const double measured[3] = {hw.tma_hbm_walk_latency_ns, hw.tma_hbm_walk_latency_2_ns, hw.tma_hbm_walk_latency_3_ns};
+    for (int d = 0; d < 3; ++d)
+      walk_dram_latency_ns[d] = measured[d] > 0 && walk_sm_ns_per_byte > 0
+                                    ? std::max(dram_latency_ns, measured[d] - kWalkStageBytes * walk_sm_ns_per_byte)
+                                    : d > 0 ? walk_dram_latency_ns[d - 1] : dram_latency_ns;
     constexpr double kTmaStreamBoxBytes = 32768;  // the microbenchmark's load
     tma_l2_latency_ns =
         hw.tma_l2_latency_ns > 0 && hw.tma_l2_bandwidth_GBps > 0
@@ -102,6 +109,7 @@ struct Op {
   double rate = 0;
   double latency_ns = 0;  // after the transfer (loads)
   double stream_done_ns = 0;  // a walk load's turn in its tensor's stream ends (lands no earlier)
+  int* walk_in_flight = nullptr;  // its tensor's loads in flight on this CTA (this one included)
   double port_share = 0;      // of a walk load's transfer, the part its SM's walk rate sets
   bool is_load = false;
   double start_ns = 0;
@@ -115,6 +123,7 @@ struct Timed {
   int role;  // role to wake (Delay or blocking op) or -1
   int cta, barrier, index;
   bool load_done;
+  int* walk_in_flight = nullptr;  // a walk load's tensor's count of loads in flight, to decrement
   bool operator>(const Timed& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
@@ -259,18 +268,22 @@ class SmSimulation {
         }
         if (walk && !st.l2_prefetch && rates_.walk_sm_ns_per_byte > 0)
           op.port_share = port_ns_per_byte * st.amount / op.port_remaining;
+        int stages_in_flight = 1;
         if (walk && !st.l2_prefetch && rates_.walk_stream_ns_per_byte > 0) {
-          // The tensor's earlier loads on this SM go first, each at the stream's rate.
-          double& free_at = walk_streams_[{op.cta, st.label}];
-          free_at = std::max(free_at, now_) + st.amount * rates_.walk_stream_ns_per_byte;
-          op.stream_done_ns = free_at;
+          // The tensor's earlier loads on this SM (of any of its CTAs) go first, each at the
+          // stream's rate: two descriptors of one tensor were measured no faster than one.
+          WalkStream& w = walk_streams_[st.label];
+          w.free_at = std::max(w.free_at, now_) + st.amount * rates_.walk_stream_ns_per_byte;
+          op.stream_done_ns = w.free_at;
+          stages_in_flight = ++w.in_flight;
+          op.walk_in_flight = &w.in_flight;
         }
         op.cap = 1;
         op.is_load = !st.store;
         // Of the CTAs sharing a tile through L2 one fetches it from DRAM and waits the DRAM
         // latency; the wave ends with the slowest, so any miss costs the DRAM latency.
         op.latency_ns = st.store || st.l2_prefetch ? 0
-                        : f > 0  ? (walk ? rates_.walk_dram_latency_ns : rates_.dram_latency_ns)
+                        : f > 0  ? (walk ? rates_.walk_dram_latency(stages_in_flight) : rates_.dram_latency_ns)
                                  : (tma_load ? rates_.tma_l2_latency_ns : rates_.l2_latency_ns);
         const double hbm = st.amount * f;
         if (!st.l2_prefetch) (st.store ? totals.store_bytes : totals.load_bytes) += st.amount;
@@ -485,6 +498,7 @@ class SmSimulation {
       const Timed t = timed_.top();
       timed_.pop();
       if (t.load_done) --loads_in_flight_;
+      if (t.walk_in_flight) --*t.walk_in_flight;
       if (t.role >= 0) wake(t.role);
       else if (t.barrier >= 0) do_arrive(t.cta, t.barrier, t.index);
     }
@@ -495,9 +509,10 @@ class SmSimulation {
       trace_->push_back({fmt::format("unit {}", unit_name(op.unit)), op.step->label, op.start_ns, now_, true});
     if (op.latency_ns > 0 || op.stream_done_ns > now_) {
       timed_.push({std::max(now_, op.stream_done_ns) + op.latency_ns, seq_++, op.role, op.cta, op.barrier, op.index,
-                   op.is_load});
+                   op.is_load, op.walk_in_flight});
       return;
     }
+    if (op.walk_in_flight) --*op.walk_in_flight;
     if (op.is_load) --loads_in_flight_;
     if (op.role >= 0) wake(op.role);
     else if (op.barrier >= 0) do_arrive(op.cta, op.barrier, op.index);
@@ -530,7 +545,11 @@ class SmSimulation {
   std::vector<std::vector<int>> counts_;
   std::vector<std::vector<int>> waiters_;
   std::vector<std::size_t> scratch_;
-  std::map<std::pair<int, std::string>, double> walk_streams_;  // (CTA, load) -> its stream's end
+  struct WalkStream {
+    double free_at = 0;  // its stream's end
+    int in_flight = 0;   // loads issued and not landed
+  };
+  std::map<std::string, WalkStream> walk_streams_;  // the SM's stream of each walked tensor (by load)
   int loads_in_flight_ = 0;
   std::uint64_t seq_ = 0;
   double now_ = 0;

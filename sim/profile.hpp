@@ -73,6 +73,8 @@ struct HardwareProfile {
   // L2 wait this less the stage's transfer at tma_walk_sm_GBps. 0: not measured, the DRAM
   // latency instead.
   double tma_hbm_walk_latency_ns = 0;
+  double tma_hbm_walk_latency_2_ns = 0;  // the same with two stages in flight per SM
+  double tma_hbm_walk_latency_3_ns = 0;  // with three
   // The share of tma_walk_sm_GBps the walk keeps while two warpgroups of the SM stream wgmma
   // m64n64k16 with both operands in shared memory (their operand reads beside the TMA's
   // writes). 0: not measured, taken as 1.

@@ -291,7 +291,7 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
   // The operand walk from HBM, three tensors (best over ring depths), and from L2: one tensor's
   // loads alone, then two and three tensors' together, per SM.
   std::string hbm_curve, l2_curve, few_curve, beside_curve, pf_curve;
-  double walk_best = 0, stream_rate = 0, sm_rate = 0, stage_ns = 0, alone_clk = 0, beside_clk = 0, pf_rate = 0,
+  double walk_best = 0, stream_rate = 0, sm_rate = 0, stage_ns[kWalkMaxStages] = {}, alone_clk = 0, beside_clk = 0, pf_rate = 0,
          hbm_prefetched = 0;
   {
     const WalkTensors from_hbm(sms);
@@ -303,15 +303,27 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
     hbm_prefetched = from_hbm.rate(sms, kWalkMaxMaps, kWalkMaxStages, 1, true, repeats, 2);
     hbm_curve += fmt::format(" GB/s (one tensor alone, 4 stages: {:.0f} GB/s)",
                              from_hbm.rate(sms, 1, kWalkMaxStages, 1, true, repeats));
-    // A stage's latency from HBM where DRAM is far from busy (8 CTAs walking 8 blocks each): at
-    // one stage in flight a stage takes its latency; deeper rings show how it pipelines.
-    constexpr int kFewSms = 8;
+  }
+  // A stage's issue-to-landed time from HBM where DRAM is far from busy (8 CTAs walking 8
+  // blocks each), at 1-4 stages in flight: with one it is the stage's latency; deeper rings
+  // show how far stages in flight pipeline. It varies with where the tensors lie in DRAM: the
+  // median over three allocations.
+  {
+    constexpr int kFewSms = 8, kPlacements = 3;
+    std::vector<double> ns[kWalkMaxStages];
+    for (int p = 0; p < kPlacements; ++p) {
+      const WalkTensors from_hbm(sms);
+      for (int stages = 1; stages <= kWalkMaxStages; ++stages) {
+        const double per_sm = from_hbm.rate(kFewSms, kWalkMaxMaps, stages, 8, true, repeats) / kFewSms;
+        ns[stages - 1].push_back(stages * kWalkMaxMaps * kWalkBoxBytes / per_sm);
+      }
+    }
     for (int stages = 1; stages <= kWalkMaxStages; ++stages) {
-      const double per_sm = from_hbm.rate(kFewSms, kWalkMaxMaps, stages, 8, true, repeats) / kFewSms;
-      const double ns = stages * kWalkMaxMaps * kWalkBoxBytes / per_sm;
-      few_curve += fmt::format("{}{}: {:.1f} GB/s per SM, {:.0f} ns a stage", few_curve.empty() ? "" : "; ", stages,
-                               per_sm, ns);
-      if (stages == 1) stage_ns = ns;
+      auto& v = ns[stages - 1];
+      std::sort(v.begin(), v.end());
+      stage_ns[stages - 1] = v[kPlacements / 2];
+      few_curve += fmt::format("{}{}: {:.0f} ns ({:.0f}, {:.0f}, {:.0f})", few_curve.empty() ? "" : "; ", stages,
+                               stage_ns[stages - 1], v[0], v[1], v[2]);
     }
   }
   {
@@ -341,6 +353,12 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
     std::sort(beside.begin(), beside.end());
     beside_clk = beside[1];  // the median of the three shapes
   }
+  const auto few_how = [&](const char* in_flight) {
+    return fmt::format(", three tensors from HBM (L2 flushed), 8 CTAs walking 8 blocks each; {} ({} KiB each) in "
+                       "flight: issue to landed of a stage, the median over three allocations; by stages in flight "
+                       "(median, and the three): {}",
+                       in_flight, kWalkMaxMaps * kWalkBoxBytes / 1024, few_curve);
+  };
   const std::string walk_how = fmt::format(
       "measured by overlap calibrate (cuda/calibrate/tma_stream.cu): {} CTAs, one per SM, each walking 128-row blocks "
       "of [rows x {} B] tensors along the rows as a GEMM's k-loop reads its operand tiles, 128 x 128-byte boxes (a "
@@ -366,10 +384,9 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
            walk_how + fmt::format(", three tensors of one block per CTA ({} MB each, L2 flushed), best over 1-{} "
                                   "stages: {}",
                                   sms * kWalkBoxRows * kWalkRowBytes / 1000000, kWalkMaxStages, hbm_curve)},
-          {"tma_hbm_walk_latency_ns", stage_ns,
-           walk_how + fmt::format(", three tensors from HBM (L2 flushed), 8 CTAs walking 8 blocks each; one stage "
-                                  "({} KiB) in flight: time a stage; by ring depth: {}",
-                                  kWalkMaxMaps * kWalkBoxBytes / 1024, few_curve)},
+          {"tma_hbm_walk_latency_ns", stage_ns[0], walk_how + few_how("one stage")},
+          {"tma_hbm_walk_latency_2_ns", stage_ns[1], walk_how + few_how("two stages")},
+          {"tma_hbm_walk_latency_3_ns", stage_ns[2], walk_how + few_how("three stages")},
           {"tma_walk_stream_GBps", stream_rate,
            walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks, 4 stages; one tensor's loads "
                       "alone, bytes per SM: " + l2_curve},
