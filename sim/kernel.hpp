@@ -54,7 +54,7 @@ struct Step {
   double l2_fraction = 1;
   bool store = false;       // global writes (no load latency to wait for)
   // An L2 prefetch (TMA's prefetch.tensor): the bytes come from HBM into L2 only; they take this
-  // SM's share of HBM bandwidth but neither its port from L2 nor a latency anyone waits for.
+  // SM's share of HBM bandwidth and, for a walk, its TMA, but no latency anyone waits for.
   bool l2_prefetch = false;
   // A GEMM operand tile walked along K (128 bytes of each row per k-block, the rows K bytes
   // apart): its misses stream at the profile's tma_hbm_walk_bandwidth_GBps where measured, the
