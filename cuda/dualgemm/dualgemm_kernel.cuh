@@ -33,7 +33,6 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <type_traits>
 #include <utility>
 
 #include <cute/arch/mma_sm90_gmma.hpp>
@@ -360,41 +359,30 @@ __global__ void __launch_bounds__(
         s1[i] = !Fp8 ? 1.0f : in ? p.b1_scale[std::size_t(l) * p.N + n] : 0.0f;
         s2[i] = !Fp8 ? 1.0f : in ? p.b2_scale[std::size_t(l) * p.N + n] : 0.0f;
       }
-      // A warpgroup's part of a tile inside C (every tile but the last row or column of tiles)
-      // stores without bounds checks, from one pointer per row: checking every pair and
-      // forming its 64-bit address cost the direct path about 13 instructions an element more
-      // than the TMA store (Nsight Compute, 128x128 fp8).
-      const auto write_part = [&](auto checked) {
-        __half* c_row[2];
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-          c_row[h] = p.c + (std::size_t(l) * p.M + (m0 + wg_row + row0 + 8 * h)) * p.N + n0 + wg_col;
+      for (int j = 0; j < kWN / 8; ++j) {
+        const int col = 8 * j + col0;  // within the warpgroup's part
+        const int n = n0 + wg_col + col;
 #pragma unroll
-        for (int j = 0; j < kWN / 8; ++j) {
-          const int col = 8 * j + col0;  // within the warpgroup's part
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int i = 4 * j + 2 * h;
-            const float* x1 = acc + i;  // A B1^T at this fragment position
-            const float* x2 = acc + kAcc + i;
-            const float* c1 = s1 + 2 * j;  // columns n, n + 1
-            const float* c2 = s2 + 2 * j;
-            const __half2 v = __floats2half2_rn(silu_times(x1[0] * sa[h] * c1[0], x2[0] * sa[h] * c2[0]),
-                                                silu_times(x1[1] * sa[h] * c1[1], x2[1] * sa[h] * c2[1]));
-            const int row = row0 + 8 * h;  // within the warpgroup's part
-            if constexpr (TmaStore) {
-              const int sub = col / Kn::kSubCols, c_in = col % Kn::kSubCols;
-              *reinterpret_cast<__half2*>(c_wg + sub * Kn::kSubBytes + swizzled<Kn::kSubCols * 2>(row, c_in * 2)) = v;
-            } else if (!decltype(checked)::value || (m0 + wg_row + row < p.M && n0 + wg_col + col < p.N)) {
-              // N is even (can_implement), so n + 1 < N as well.
-              *reinterpret_cast<__half2*>(c_row[h] + col) = v;
-            }
+        for (int h = 0; h < 2; ++h) {
+          const int i = 4 * j + 2 * h;
+          const float* x1 = acc + i;  // A B1^T at this fragment position
+          const float* x2 = acc + kAcc + i;
+          const float* c1 = s1 + 2 * j;  // columns n, n + 1
+          const float* c2 = s2 + 2 * j;
+          const __half2 v = __floats2half2_rn(silu_times(x1[0] * sa[h] * c1[0], x2[0] * sa[h] * c2[0]),
+                                              silu_times(x1[1] * sa[h] * c1[1], x2[1] * sa[h] * c2[1]));
+          const int row = row0 + 8 * h;  // within the warpgroup's part
+          if constexpr (TmaStore) {
+            const int sub = col / Kn::kSubCols, c_in = col % Kn::kSubCols;
+            *reinterpret_cast<__half2*>(c_wg + sub * Kn::kSubBytes + swizzled<Kn::kSubCols * 2>(row, c_in * 2)) = v;
+          } else {
+            const int m = m0 + wg_row + row;
+            if (m < p.M && n < p.N)  // N is even (can_implement), so n + 1 < N as well
+              *reinterpret_cast<__half2*>(p.c + (std::size_t(l) * p.M + m) * p.N + n) = v;
           }
         }
-      };
-      const bool interior = m0 + wg_row + 64 <= p.M && n0 + wg_col + kWN <= p.N;
-      if (TmaStore || interior) write_part(std::false_type{});
-      else write_part(std::true_type{});
+      }
       if constexpr (TmaStore) {
         fence_proxy_async();  // the generic-proxy writes above, before the TMA unit reads them
         named_sync(1 + wg, 128);
