@@ -92,23 +92,29 @@ struct WalkMaps {
   CUtensorMap map[kWalkMaxMaps];
 };
 
-// CTA b walks `blocks` row blocks (b, b + grid, b + 2 grid, ... modulo `total_blocks`) of every
-// tensor, one ring across them.
-// With `prefetch` > 0, each stage also prefetches into L2 the boxes of tensors 1 .. prefetch
-// eight stages ahead (as a GEMM's producer prefetching B does).
+// Load i of a walk in which CTA b walks `loads / kWalkBoxesPerRow` row blocks (b, b + grid,
+// b + 2 grid, ... modulo `total_blocks`) of every tensor: one box of each of `nmaps` tensors
+// into `dst`, on `bar`; with `prefetch` > 0 also an L2 prefetch of the boxes of tensors
+// 1 .. prefetch eight loads ahead (as a GEMM's producer prefetching B does).
+__device__ __forceinline__ void issue_walk_load(const WalkMaps& maps, int nmaps, int loads, int total_blocks,
+                                                int prefetch, int i, unsigned char* dst, std::uint64_t* bar) {
+  const auto block_of = [&](int load) {
+    return int((blockIdx.x + static_cast<long long>(load / kWalkBoxesPerRow) * gridDim.x) % total_blocks);
+  };
+  for (int j = 0; j < nmaps; ++j)
+    tma_load_4d(dst + j * kWalkBoxBytes, &maps.map[j], bar, (i % kWalkBoxesPerRow) * kRowBytes,
+                block_of(i) * kWalkBoxRows, 0, 0);
+  if (const int ahead = i + 8; ahead < loads)
+    for (int j = 1; j <= prefetch; ++j)
+      tma_prefetch_l2_4d(&maps.map[j], (ahead % kWalkBoxesPerRow) * kRowBytes, block_of(ahead) * kWalkBoxRows, 0, 0);
+}
+
+// The walk of `blocks` row blocks per CTA, one ring across them.
 __global__ void __launch_bounds__(64, 1) tma_walk(const __grid_constant__ WalkMaps maps, int nmaps, int stages,
                                                   int blocks, int total_blocks, int prefetch = 0) {
   const int loads = blocks * kWalkBoxesPerRow;
   stream_ring(loads, stages, nmaps * kWalkBoxBytes, [&](int i, unsigned char* dst, std::uint64_t* bar) {
-    const auto block_of = [&](int load) {
-      return int((blockIdx.x + static_cast<long long>(load / kWalkBoxesPerRow) * gridDim.x) % total_blocks);
-    };
-    for (int j = 0; j < nmaps; ++j)
-      tma_load_4d(dst + j * kWalkBoxBytes, &maps.map[j], bar, (i % kWalkBoxesPerRow) * kRowBytes,
-                  block_of(i) * kWalkBoxRows, 0, 0);
-    if (const int ahead = i + 8; ahead < loads)
-      for (int j = 1; j <= prefetch; ++j)
-        tma_prefetch_l2_4d(&maps.map[j], (ahead % kWalkBoxesPerRow) * kRowBytes, block_of(ahead) * kWalkBoxRows, 0, 0);
+    issue_walk_load(maps, nmaps, loads, total_blocks, prefetch, i, dst, bar);
   });
 }
 
@@ -144,14 +150,10 @@ __global__ void __launch_bounds__(kBesideThreads, 1)
   for (int i = threadIdx.x; i < (64 + N) * 32; i += blockDim.x) tiles[i] = 0x3c003c00u ^ ((i * 2654435761u) & 0x00ff00ffu);
   fence_proxy_async();
   const long long t0 = clock64();
+  const int loads = blocks * kWalkBoxesPerRow;
   stream_ring(
-      blocks * kWalkBoxesPerRow, stages, nmaps * kWalkBoxBytes,
-      [&](int i, unsigned char* dst, std::uint64_t* bar) {
-        const int block = int((blockIdx.x + static_cast<long long>(i / kWalkBoxesPerRow) * gridDim.x) % total_blocks);
-        for (int j = 0; j < nmaps; ++j)
-          tma_load_4d(dst + j * kWalkBoxBytes, &maps.map[j], bar, (i % kWalkBoxesPerRow) * kRowBytes,
-                      block * kWalkBoxRows, 0, 0);
-      },
+      loads, stages, nmaps * kWalkBoxBytes,
+      [&](int i, unsigned char* dst, std::uint64_t* bar) { issue_walk_load(maps, nmaps, loads, total_blocks, 0, i, dst, bar); },
       256);
   if (threadIdx.x == 256 + 32) cycles[blockIdx.x] = clock64() - t0;
   if (threadIdx.x < 256 && mma_batches > 0) {
