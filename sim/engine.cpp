@@ -109,7 +109,7 @@ struct Op {
   double rate = 0;
   double latency_ns = 0;  // after the transfer (loads)
   double stream_done_ns = 0;  // a walk load's turn in its tensor's stream ends (lands no earlier)
-  int* walk_in_flight = nullptr;  // its tensor's loads in flight on this CTA (this one included)
+  int* walk_in_flight = nullptr;  // its tensor's loads in flight on this SM (this one included)
   double port_share = 0;      // of a walk load's transfer, the part its SM's walk rate sets
   bool is_load = false;
   double start_ns = 0;
@@ -263,11 +263,10 @@ class SmSimulation {
           // Measured apart (calibrate's walk from HBM and from L2): each on its own server.
           op.remaining = hbm_ns;
           op.port_remaining = sm_ns;
+          op.port_share = port_ns_per_byte * st.amount / sm_ns;
         } else {
           op.remaining = std::max(hbm_ns, sm_ns);
         }
-        if (walk && !st.l2_prefetch && rates_.walk_sm_ns_per_byte > 0)
-          op.port_share = port_ns_per_byte * st.amount / op.port_remaining;
         int stages_in_flight = 1;
         if (walk && !st.l2_prefetch && rates_.walk_stream_ns_per_byte > 0) {
           // The tensor's earlier loads on this SM (of any of its CTAs) go first, each at the
