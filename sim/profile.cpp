@@ -52,6 +52,8 @@ const std::vector<ProfileField>& profile_fields() {
        "dependent shared-memory load latency while wgmma streams shared-memory operands on the SM",
        &P::lds_latency_beside_wgmma_cycles},
       {"shfl_latency_cycles", "cycles", "dependent warp-shuffle latency", &P::shfl_latency_cycles},
+      {"mma_sync_latency_cycles", "cycles", "dependent mma.sync m16n8k16 bf16 latency (0: not measured)",
+       &P::mma_sync_latency_cycles},
       {"sync_latency_cycles", "cycles", "mbarrier hand-off between warps (arrive seen by try_wait)", &P::sync_latency_cycles},
       {"bar_sync_latency_cycles", "cycles", "bar.sync of one warpgroup, every warp arriving at once (0: not measured)",
        &P::bar_sync_latency_cycles},

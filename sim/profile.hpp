@@ -46,6 +46,7 @@ struct HardwareProfile {
   double lds_latency_cycles = 0;  // dependent shared-memory load (pointer chase), per step
   double lds_latency_beside_wgmma_cycles = 0;  // the same while wgmma streams shared-memory operands
   double shfl_latency_cycles = 0; // dependent warp shuffle, per step
+  double mma_sync_latency_cycles = 0;  // dependent mma.sync m16n8k16 (accumulator chain), per step (0: not measured)
   double sync_latency_cycles = 0; // a CTA barrier / mbarrier round trip
   double bar_sync_latency_cycles = 0;   // a named barrier every warp reaches at once (0: not measured)
   double fence_proxy_async_cycles = 0;  // fence.proxy.async after a shared store (0: not measured / none)

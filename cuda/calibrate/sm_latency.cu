@@ -20,7 +20,7 @@ namespace {
 constexpr int kSteps = 4096;
 constexpr int kUnroll = 16;
 
-enum class Chain { Ffma, Mufu, Lds, Shfl };
+enum class Chain { Ffma, Mufu, Lds, Shfl, Hmma };
 
 template <Chain C>
 __global__ void dependent_chain(float seed, float* sink, long long* cycles) {
@@ -30,6 +30,9 @@ __global__ void dependent_chain(float seed, float* sink, long long* cycles) {
   __syncwarp();
   float x = seed + threadIdx.x;
   unsigned a = ring[threadIdx.x];
+  // mma.sync operands from the runtime seed (bf16 pairs); the accumulator carries the chain.
+  const unsigned op = __float_as_uint(x) & 0x3f803f80u;
+  float d[4] = {x, x, x, x};
   const unsigned src = (threadIdx.x + 1) & 31;
   const long long t0 = clock64();
   for (int i = 0; i < kSteps; i += kUnroll) {
@@ -40,10 +43,16 @@ __global__ void dependent_chain(float seed, float* sink, long long* cycles) {
       if constexpr (C == Chain::Lds) asm volatile("ld.shared.u32 %0, [%0];" : "+r"(a));
       // The source lane is a runtime register (a constant lane let ptxas fold the chain).
       if constexpr (C == Chain::Shfl) asm volatile("shfl.sync.idx.b32 %0, %0, %1, 31, -1;" : "+r"(a) : "r"(src));
+      if constexpr (C == Chain::Hmma)
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%4,%4,%4}, {%4,%4}, "
+            "{%0,%1,%2,%3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(op));
     }
   }
   const long long t1 = clock64();
-  sink[threadIdx.x] = x + static_cast<float>(a);
+  sink[threadIdx.x] = x + static_cast<float>(a) + d[0] + d[1] + d[2] + d[3];
   if (threadIdx.x == 0) *cycles = t1 - t0;
 }
 
@@ -173,6 +182,8 @@ std::vector<MeasuredField> measure_sm_latencies() {
       {"mufu_latency_cycles", chain_cycles<Chain::Mufu>(), fmt::format(fmt::runtime(how), "ex2.approx.ftz.f32 (MUFU.EX2)")},
       {"lds_latency_cycles", chain_cycles<Chain::Lds>(), fmt::format(fmt::runtime(how), "ld.shared.u32 (each result the next address)")},
       {"shfl_latency_cycles", chain_cycles<Chain::Shfl>(), fmt::format(fmt::runtime(how), "shfl.sync.idx.b32")},
+      {"mma_sync_latency_cycles", chain_cycles<Chain::Hmma>(),
+       fmt::format(fmt::runtime(how), "mma.sync m16n8k16 bf16 -> f32 (HMMA.16816.F32.BF16, each accumulating into the last)")},
       {"sync_latency_cycles", handoff_cycles(),
        "measured by overlap calibrate: two warps passing a token through two mbarriers (arrive, try_wait loop), "
        "2048 round trips, clock64 cycles per one-way hand-off, median of 6"},
