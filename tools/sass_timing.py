@@ -5,16 +5,19 @@ it reads are ready: a result is ready the producing instruction's latency after 
 latencies come from a hardware profile (`overlap calibrate` measures them with dependent chains):
 FP32/integer/conversion instructions fma_latency_cycles, MUFU mufu_latency_cycles, global loads
 l2_latency_cycles (an L2 hit), shared-memory and other loads lds_latency_cycles, shuffles
-shfl_latency_cycles; a barrier (BAR.SYNC / BAR.RED) holds the warp's next instruction for
-bar_sync_latency_cycles (every warp arriving at once), a fence.proxy.async (FENCE.VIEW.ASYNC.S)
-for fence_proxy_async_cycles. The `warps` of one role that
-share a scheduler (a sub-partition) run the same instructions side by side: they share its one
-issue slot per cycle and its quarter of the SM's SFU (sfu_lanes_per_clk / 4), so a role of two
-warps per scheduler pays for both where its chain leaves no gaps. Not modelled: waits at
-barriers beyond their own latency (another warp's progress), HMMA/HGMMA latency and bank
-conflicts. Other roles' warps on the scheduler: SchedulerShare runs them beside the timed role's
-warps, each through its own per-chunk code once a round, all sharing the issue slot and the SFU
-quarter (WarpClock leaves them out; the model then charges their issue slots to the FMA pipe).
+shfl_latency_cycles, mma.sync (HMMA) mma_sync_latency_cycles where measured; a barrier
+(BAR.SYNC / BAR.RED) holds the warp's next instruction for bar_sync_latency_cycles (every warp
+arriving at once), a fence.proxy.async (FENCE.VIEW.ASYNC.S) for fence_proxy_async_cycles.
+
+The `warps` of one role that share a scheduler (a sub-partition) run the same instructions side
+by side: they share its one issue slot per cycle, its quarter of the SM's SFU
+(sfu_lanes_per_clk / 4) and its quarter of the SM's shared-memory pipe (smem_bytes_per_clk / 4,
+SmemPort: the other three schedulers run the same code), so a role of two warps per scheduler
+pays for both where its chain leaves no gaps. Other roles' warps on the scheduler:
+SchedulerShare runs them beside the timed role's warps, each through its own per-chunk code once
+a round, sharing all three (WarpClock leaves them out; the model then charges their issue slots
+to the FMA pipe). Not modelled: waits at barriers beyond their own latency (another warp's
+progress), HGMMA latency, shared-memory bank conflicts and instruction-fetch stalls.
 """
 import re
 
@@ -54,6 +57,8 @@ def dest_width(opcode):
 def latency(base, lat):
     if base == "MUFU":
         return lat["mufu"]
+    if base == "HMMA" and "hmma" in lat:
+        return lat["hmma"]  # mma.sync: its accumulator is ready this long after issue
     if base == "SHFL":
         return lat["shfl"]
     if base in ("LDG", "LD") and "ldg" in lat:
@@ -61,6 +66,39 @@ def latency(base, lat):
     if base in LOADS:
         return lat["lds"]
     return lat["fma"]
+
+
+SMEM = ("LDS", "LDSM", "STS", "STSM")
+
+
+def smem_bytes(base, opcode):
+    """Bytes a warp's shared-memory instruction moves through the SM's shared-memory pipe."""
+    if base not in SMEM:
+        return 0.0
+    parts = opcode.split(".")
+    if base in ("LDSM", "STSM"):
+        return 128.0 * next((int(p) for p in parts[2:] if p in ("2", "4")), 1)
+    width = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}
+    return 32.0 * next((width[p] for p in parts[1:] if p in width), 4)
+
+
+class SmemPort:
+    """A scheduler's share of the SM's shared-memory pipe (lat["smem_port"] bytes a cycle: the
+    SM's bandwidth over its four schedulers, whose warps run the same code). An access waits for
+    the port and its data arrive the load latency after it leaves the port. Absent: no port."""
+
+    def __init__(self, lat):
+        self.rate, self.free = lat.get("smem_port"), 0.0
+
+    def start(self, base, opcode, at):
+        """When the port starts serving the access of an instruction issued at `at` (the queue
+        wait adds to its latency; the measured latency includes one access's own transfer)."""
+        n = smem_bytes(base, opcode)
+        if not self.rate or not n:
+            return at
+        begin = max(at, self.free)
+        self.free = begin + n / self.rate
+        return begin
 
 
 def hold(opcode, lat):
@@ -95,6 +133,7 @@ class WarpClock:
 
     def __init__(self, lat, warps=1):
         self.lat, self.mufu_free, self.port_free = lat, 0.0, 0.0
+        self.smem = SmemPort(lat)
         self.t = [-1.0] * warps
         self.ready = [{} for _ in range(warps)]
 
@@ -108,8 +147,9 @@ class WarpClock:
                 t = max(t, self.mufu_free)
                 self.mufu_free = t + 32.0 / self.lat["sfu_lanes_per_smsp"]
             self.t[w], self.port_free = t, t + 1
+            served = self.smem.start(base, opcode, t)
             for r in dests:
-                ready[r] = t + latency(base, self.lat)
+                ready[r] = served + latency(base, self.lat)
             # The warp's next instruction issues once the barrier or fence has resolved.
             self.t[w] += hold(opcode, self.lat)
 
@@ -141,6 +181,7 @@ class SchedulerShare:
         pc, t, ready = [0] * n, [0.0] * n, [{} for _ in range(n)]
         ends = [[] for _ in range(self.timed)]  # when each timed warp finished each round
         port = mufu = 0.0
+        smem = SmemPort(lat)
         last = -1
         timed_len = len(codes[0])
         while pc[0] < self.rounds * timed_len:
@@ -161,8 +202,9 @@ class SchedulerShare:
                 mufu = at + 32.0 / lat["sfu_lanes_per_smsp"]
             port = at + 1
             t[i] = at + 1 + hold(op, lat)
+            served = smem.start(base, op, at)
             for r in dests:
-                ready[i][r] = at + latency(base, lat)
+                ready[i][r] = served + latency(base, lat)
             pc[i] += 1
             last = i
             if i < self.timed and pc[i] % timed_len == 0:
@@ -176,10 +218,14 @@ def latencies_from_profile(profile):
     """The latencies (cycles) from a profile JSON object ({"fields": {name: {"value": ...}}})."""
     f = profile["fields"]
     value = lambda k: float(f[k]["value"])
+    # mma.sync's latency where measured (0: not measured; its results are then taken as ready at
+    # the FMA latency, as before the field existed).
+    hmma = {"hmma": value("mma_sync_latency_cycles")} if float(f.get("mma_sync_latency_cycles", {}).get("value", 0)) > 0 else {}
     return {"fma": value("fma_latency_cycles"), "mufu": value("mufu_latency_cycles"), "lds": value("lds_latency_cycles"),
             "shfl": value("shfl_latency_cycles"), "sfu_lanes_per_smsp": value("sfu_lanes_per_clk") / 4,
             "lds_beside_wgmma": value("lds_latency_beside_wgmma_cycles"), "ldg": value("l2_latency_cycles"),
-            "bar": value("bar_sync_latency_cycles"), "fence": value("fence_proxy_async_cycles")}
+            "bar": value("bar_sync_latency_cycles"), "fence": value("fence_proxy_async_cycles"),
+            "smem_port": value("smem_bytes_per_clk") / 4, **hmma}
 
 
 def loaded(lat):

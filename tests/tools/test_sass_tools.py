@@ -124,3 +124,24 @@ def test_a_region_counts_its_instructions_in_its_loop_not_the_ones_hoisted_out()
     assert "other.x" not in sass_mix.per_pass(instrs, labels)
     straight, no_labels = stream([("IMAD", "g.s"), ("FADD", "g.s")])
     assert sass_mix.per_pass(straight, no_labels) == {}
+
+
+def test_shared_loads_queue_for_the_schedulers_share_of_the_pipe():
+    # 128-bit loads move 512 bytes a warp: at 32 bytes a cycle the port takes 16 cycles each, so
+    # the fourth independent load is served 48 cycles after the first and its result is ready
+    # the load latency later.
+    loads = [("LDS.128", f"R{4 * i}, [R40]") for i in range(4)]
+    use = ("FADD", "R50, R12, R13")
+    unported = chain(*loads, use)
+    ported = chain(*loads, use, lat=dict(LAT, smem_port=32.0))
+    assert unported == 3 + LAT["lds"] + 1  # the last load issues at cycle 3
+    assert ported == 3 * 16 + LAT["lds"] + 1
+    # Loads far enough apart never queue.
+    spaced = [("LDS", "R1, [R40]")] + [("FADD", f"R{i}, R20, R21") for i in range(2, 10)] + [("LDS", "R10, [R40]")]
+    assert chain(*spaced, lat=dict(LAT, smem_port=32.0)) == chain(*spaced)
+
+
+def test_mma_sync_results_are_ready_after_its_measured_latency():
+    mmas = [("HMMA.16816.F32.BF16", "R4, R8, R12, R4"), ("HMMA.16816.F32.BF16", "R4, R8, R12, R4")]
+    assert chain(*mmas) == LAT["fma"] + 1
+    assert chain(*mmas, lat=dict(LAT, hmma=24.0)) == 24.0 + 1
