@@ -327,6 +327,7 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
     for each (name, groups) of `beside` (parse_beside)."""
     warps_per_scheduler = warps_per_scheduler or {}
     result, labels = {}, {}
+    made, skipped = set(), {}  # beside rows made / left out, by name
     for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm, labels=labels).items():
         result[func], clocks = {}, {}
         bodies = loop_bodies(instrs, labels.get(func, {}))
@@ -352,7 +353,11 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
         for name, groups in beside:
             missing = [r for g in groups for r in g if r not in result[func]]
             if missing:
-                sys.exit(f"sass_mix: {func}: --beside {name}: no instructions in region(s) {', '.join(missing)}")
+                # A kernel template compiles some roles only at some arguments (a pass without
+                # outputs): the row exists where all its regions do.
+                skipped.setdefault(name, []).append(f"{func}: {', '.join(missing)}")
+                continue
+            made.add(name)
             in_group = lambda g: [(op, ops) for i, (_, op, ops, r) in enumerate(instrs) if r in g and i in counted]
             row = dict.fromkeys(CLASSES, 0)
             for r in groups[0]:
@@ -369,6 +374,9 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
             result[func][name + ".alone"] = alone
     if not result:
         sys.exit(f"sass_mix: no function of {cubin} matches '{kernel_filter}'")
+    for name, where in skipped.items():
+        if name not in made:
+            sys.exit(f"sass_mix: --beside {name}: no function has all its regions ({'; '.join(where)})")
     return result
 
 

@@ -474,36 +474,41 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocksPerSm<K, Stages, P>)) gla
     ptx::cp_async_commit();
   }
   OutputRegs out;
+  // Warps w and w + 4 share scheduler w % 4: each phase's two roles run side by side there.
+  // sass-beside: first.out=out.first/state.diagonal
+  // sass-beside: first.state=state.diagonal/out.first
+  // sass-beside: second.out=out.second/state.update
+  // sass-beside: second.state=state.update/out.second
   for (int it = 0; it < count; ++it) {
     const int n = n_begin + it;
     const Stage<K, Stages> st(smem, it % Stages);
-    ptx::cp_async_wait<Stages - 1>();
-    __syncthreads();
-    cumsum_gates<K, Stages>(st.b, totals);
-    __syncthreads();
-    if constexpr (P != Pass::Outputs) decay_keys<K, Stages>(st, kd);
+    ptx::cp_async_wait<Stages - 1>();  // sass:all.wait {
+    __syncthreads();                    // } sass:all.wait
+    cumsum_gates<K, Stages>(st.b, totals);  // sass:all.cumsum {
+    __syncthreads();                        // } sass:all.cumsum
+    if constexpr (P != Pass::Outputs) decay_keys<K, Stages>(st, kd);  // sass:all.decay_keys.loop {}
     if constexpr (P == Pass::States) {
-      if (!output_warp) S.store_bf16(p.states + sl.states0 + (long long)n * K * p.V, p.V);
+      if (!output_warp) S.store_bf16(p.states + sl.states0 + (long long)n * K * p.V, p.V);  // sass:state.save {}
     } else {
       // The fused carry saves S_n where the caller asks (gla_backward's saved_states).
       if (P == Pass::Fused && p.states && !output_warp)
-        S.store_bf16(p.states + sl.states0 + (long long)n * K * p.V, p.V);
-      if (output_warp) output_first_half<K, Stages>(out, st, P == Pass::Fused ? s_fused : st.s);
-      else diagonal_block<K, Stages>(st, block * 16, scratch);
+        S.store_bf16(p.states + sl.states0 + (long long)n * K * p.V, p.V);  // sass:state.save {}
+      if (output_warp) output_first_half<K, Stages>(out, st, P == Pass::Fused ? s_fused : st.s);  // sass:out.first {}
+      else diagonal_block<K, Stages>(st, block * 16, scratch);  // sass:state.diagonal {}
     }
-    __syncthreads();  // kd and the diagonal blocks are ready; S_n has been read
+    __syncthreads();  // sass:all.mid {} kd and the diagonal blocks are ready; S_n has been read
     if constexpr (P != Pass::States) {
-      if (output_warp) output_second_half<K, Stages>(out, p, sl, st, n, scratch);
+      if (output_warp) output_second_half<K, Stages>(out, p, sl, st, n, scratch);  // sass:out.second {}
     }
     if constexpr (P != Pass::Outputs) {
       if (!output_warp) {
-        update_state<K, Stages>(S, st, kd);
-        if constexpr (P == Pass::Fused) S.store_bf16(s_fused, L::kVLd);
+        update_state<K, Stages>(S, st, kd);                        // sass:state.update {
+        if constexpr (P == Pass::Fused) S.store_bf16(s_fused, L::kVLd);  // } sass:state.update
       }
     }
-    __syncthreads();  // every warp is done with this stage (and kd) before they are refilled
+    __syncthreads();  // sass:all.load { every warp is done with this stage (and kd) before they are refilled
     if (it + Stages < count) load_chunk<K, Stages, P>(p, sl, st, n + Stages);
-    ptx::cp_async_commit();
+    ptx::cp_async_commit();  // } sass:all.load
   }
   if constexpr (P != Pass::Outputs) {
     if (!output_warp && p.hT) S.store(p.hT + sl.state0, p.V);
