@@ -87,6 +87,13 @@ struct HardwareProfile {
   // Extra cycles a first pass over code costs per KiB of SASS, code in device memory (L2
   // flushed), every SM fetching (cuda/calibrate/icache.cu); 0: not measured, not charged.
   double cold_code_cycles_per_KiB = 0;
+  // A scheduler's issue rate over code it cycles through (both roles' per-chunk code), by size:
+  // up to icache_near_KiB at the pipes' rate; up to icache_far_KiB at fetch_far_issue_per_clk;
+  // beyond at fetch_l2_issue_per_clk (instructions a cycle; all 0: not measured, no cap).
+  double icache_near_KiB = 0;
+  double icache_far_KiB = 0;
+  double fetch_far_issue_per_clk = 0;
+  double fetch_l2_issue_per_clk = 0;
   // Clusters of 2 / 4 CTAs resident at once, one CTA per SM (cuda/calibrate/cluster_slots.cu):
   // a cluster lives in one GPC, so fewer than sm_count / size may fit. 0: not measured, the
   // model assumes sm_count / size.

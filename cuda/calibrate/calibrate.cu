@@ -17,6 +17,8 @@
 //                     operand walk from HBM and L2, alone and beside wgmma (tma_stream.cu);
 //   cold code       - a first pass over 64 KiB of straight-line SASS against a second, after an
 //                     L2 flush: instruction-fetch cycles per KiB (icache.cu);
+//   fetch rate      - a scheduler's issue rate over straight-line bodies of 4-256 KiB, one warp
+//                     and two roles a scheduler (fetch_rate.cu);
 //   cluster slots   - resident clusters of 2 and 4 whole-SM CTAs (cluster_slots.cu).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -29,6 +31,7 @@
 #include "calibrate/calibrate.hpp"
 #include "calibrate/cluster_slots.hpp"
 #include "calibrate/fp8_gemm_rate.hpp"
+#include "calibrate/fetch_rate.hpp"
 #include "calibrate/icache.hpp"
 #include "calibrate/median_time.hpp"
 #include "calibrate/random_fill.cuh"
@@ -253,6 +256,7 @@ Calibration calibrate_device(const CalibrateOptions& options) {
   for (auto& f : measure_sm_throughput(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
   for (auto& f : measure_tma_stream(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
   for (auto& f : measure_cold_code()) cal.fields.push_back(std::move(f));
+  for (auto& f : measure_fetch_rate()) cal.fields.push_back(std::move(f));
   for (auto& f : measure_cluster_slots(cal.compute_capability)) cal.fields.push_back(std::move(f));
   return cal;
 }
