@@ -279,6 +279,17 @@ def loop_bodies(instrs, labels):
 BESIDE = re.compile(r"sass-beside:\s*(\S+)")
 
 
+HOT = re.compile(r"sass-hot:\s*(\S+)")
+
+
+def read_hot(source):
+    """The regions a kernel source declares hot (`sass-hot: A+B+...`: the code a scheduler's warps
+    run each chunk), or None where it declares none (every marked region)."""
+    with open(source) as f:
+        found = [m.group(1) for m in HOT.finditer(f.read())]
+    return {r for spec in found for r in spec.split("+") if r} if found else None
+
+
 def read_beside(source):
     """The `sass-beside:` specs a kernel source declares, parsed (parse_beside)."""
     with open(source) as f:
@@ -320,11 +331,14 @@ def per_pass(instrs, labels):
     return out
 
 
-def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_scheduler=None, beside=()):
+def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_scheduler=None, beside=(), hot=None):
     """Counts per function and region; with latencies, the `cycles` of each region's role (the
     region name's first part) with its warps_per_scheduler[role] warps (default 1) per scheduler,
     and `cycles_loaded`, the same with shared loads as slow as beside a wgmma stream; and a row
-    for each (name, groups) of `beside` (parse_beside)."""
+    for each (name, groups) of `beside` (parse_beside). `hot`: the regions whose code a
+    scheduler's warps run each chunk (default: every marked region); where that code outgrows the
+    instruction cache, every region's code streams in at the profile's fetch-limited rate
+    (sass_timing.fetch_interval)."""
     warps_per_scheduler = warps_per_scheduler or {}
     result, labels = {}, {}
     made, skipped = set(), {}  # beside rows made / left out, by name
@@ -342,11 +356,18 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
             if region in in_loop and index not in in_loop[region]:
                 continue  # hoisted out of the region's loop: once per CTA, not per pass
             counted.add(index)
+        code_KiB = 16 * sum(1 for i in counted if instrs[i][3] != "(other)" and (hot is None or instrs[i][3] in hot)
+                            and instrs[i][1] != "NOP") / 1024
+        lat_f = dict(latencies, fetch_interval=sass_timing.fetch_interval(latencies, code_KiB)) if latencies else None
+        for index in sorted(counted):
+            _, opcode, operands, region = instrs[index]
             counts = result[func].setdefault(region, dict.fromkeys(CLASSES, 0))
             classify(opcode, operands, counts)
             if latencies:
                 warps = warps_per_scheduler.get(region.split(".")[0], 1)
-                for field, lat in (("cycles", latencies), ("cycles_loaded", sass_timing.loaded(latencies))):
+                # A rolled loop's body, once fetched, runs its later passes from the nearest cache.
+                lat_r = latencies if region in bodies else lat_f
+                for field, lat in (("cycles", lat_r), ("cycles_loaded", sass_timing.loaded(lat_r))):
                     clock = clocks.setdefault((region, field), sass_timing.WarpClock(lat, warps))
                     clock.issue(opcode, operands)
                     counts[field] = clock.cycles
@@ -367,7 +388,7 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
             if latencies:
                 timed, others = in_group(groups[0]), [in_group(g) for g in groups[1:]]
                 warps = warps_per_scheduler.get(groups[0][0].split(".")[0], 1)
-                for field, lat in (("cycles", latencies), ("cycles_loaded", sass_timing.loaded(latencies))):
+                for field, lat in (("cycles", lat_f), ("cycles_loaded", sass_timing.loaded(lat_f))):
                     row[field] = sass_timing.SchedulerShare(lat, timed, warps, others).cycles
                     alone[field] = sass_timing.SchedulerShare(lat, timed, warps).cycles
             result[func][name] = row
@@ -479,7 +500,8 @@ def main():
         beside = read_beside(args.source) + [parse_beside(spec) for spec in args.beside]
     except ValueError as e:
         sys.exit(f"sass_mix: {e}")
-    mix = count(args.cubin, args.source, args.kernel, find_tool("nvdisasm", args.nvdisasm), latencies, warps, beside)
+    mix = count(args.cubin, args.source, args.kernel, find_tool("nvdisasm", args.nvdisasm), latencies, warps, beside,
+                read_hot(args.source))
     if args.check:
         bad = drift(mix, read_table(args.check), args.tolerance, args.scale_committed)
         rows = sum(len(r) for r in mix.values())

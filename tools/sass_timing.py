@@ -16,8 +16,11 @@ SmemPort: the other three schedulers run the same code), so a role of two warps 
 pays for both where its chain leaves no gaps. Other roles' warps on the scheduler:
 SchedulerShare runs them beside the timed role's warps, each through its own per-chunk code once
 a round, sharing all three (WarpClock leaves them out; the model then charges their issue slots
-to the FMA pipe). Not modelled: waits at barriers beyond their own latency (another warp's
-progress), HGMMA latency, shared-memory bank conflicts and instruction-fetch stalls.
+to the FMA pipe). Where the code a scheduler's warps cycle through each chunk outgrows its
+instruction cache, its instructions stream in at the measured fetch-limited rate, shared by the
+distinct code streams on the scheduler (warps of one role share theirs) and running ahead of the
+warps (fetch_interval). Not modelled: waits at barriers beyond their own latency
+(another warp's progress), HGMMA latency and shared-memory bank conflicts.
 """
 import re
 
@@ -134,6 +137,7 @@ class WarpClock:
     def __init__(self, lat, warps=1):
         self.lat, self.mufu_free, self.port_free = lat, 0.0, 0.0
         self.smem = SmemPort(lat)
+        self.fetched = 0  # instructions of the code stream fetched so far (its warps share them)
         self.t = [-1.0] * warps
         self.ready = [{} for _ in range(warps)]
 
@@ -141,8 +145,11 @@ class WarpClock:
         base, dests, sources = parse(opcode, operands)
         if base == "NOP":
             return
+        # Code past the instruction cache streams in at the fetch rate, ahead of the warps.
+        fetched_at = self.fetched * self.lat.get("fetch_interval", 0.0)
+        self.fetched += 1
         for w, ready in enumerate(self.ready):
-            t = max([self.t[w] + 1, self.port_free] + [ready.get(r, 0.0) for r in sources])
+            t = max([self.t[w] + 1, self.port_free, fetched_at] + [ready.get(r, 0.0) for r in sources])
             if base == "MUFU":
                 t = max(t, self.mufu_free)
                 self.mufu_free = t + 32.0 / self.lat["sfu_lanes_per_smsp"]
@@ -179,6 +186,9 @@ class SchedulerShare:
     def cycles(self):
         lat, codes, n = self.lat, self.codes, len(self.codes)
         pc, t, ready = [0] * n, [0.0] * n, [{} for _ in range(n)]
+        # The fetch rate is shared by the distinct code streams: the timed role's (its warps share
+        # it) and each other role's.
+        fetch = lat.get("fetch_interval", 0.0) * (1 + n - self.timed)
         ends = [[] for _ in range(self.timed)]  # when each timed warp finished each round
         port = mufu = 0.0
         smem = SmemPort(lat)
@@ -191,7 +201,7 @@ class SchedulerShare:
                 if not code or (i >= self.timed and pc[i] // len(code) > pc[0] // timed_len):
                     continue  # nothing to run, or this round's code done before the timed warps' next round
                 op, (base, dests, sources) = code[pc[i] % len(code)]
-                at = max([t[i], port] + [ready[i].get(r, 0.0) for r in sources])
+                at = max([t[i], port, pc[i] * fetch] + [ready[i].get(r, 0.0) for r in sources])
                 if base == "MUFU":
                     at = max(at, mufu)
                 key = (at, (i - last - 1) % n)
@@ -214,6 +224,18 @@ class SchedulerShare:
         return (rounds[-1] - rounds[half - 1]) / (len(rounds) - half)
 
 
+def fetch_interval(lat, code_KiB):
+    """Cycles per instruction at which a lone code stream is fetched where a scheduler's warps
+    cycle through `code_KiB` of code each chunk: 0 (no limit) while it fits the nearest
+    instruction cache, else the inverse of the measured fetch-limited issue rate (overlap
+    calibrate's fetch_rate.cu, whose two roles of different code shared it)."""
+    near, far = lat.get("icache_near_KiB", 0), lat.get("icache_far_KiB", 0)
+    if not near or code_KiB <= near:
+        return 0.0
+    rate = lat["fetch_far_issue_per_clk"] if code_KiB <= far else lat["fetch_l2_issue_per_clk"]
+    return 1.0 / rate
+
+
 def latencies_from_profile(profile):
     """The latencies (cycles) from a profile JSON object ({"fields": {name: {"value": ...}}})."""
     f = profile["fields"]
@@ -221,11 +243,13 @@ def latencies_from_profile(profile):
     # mma.sync's latency where measured (0: not measured; its results are then taken as ready at
     # the FMA latency, as before the field existed).
     hmma = {"hmma": value("mma_sync_latency_cycles")} if float(f.get("mma_sync_latency_cycles", {}).get("value", 0)) > 0 else {}
+    fetch_keys = ("icache_near_KiB", "icache_far_KiB", "fetch_far_issue_per_clk", "fetch_l2_issue_per_clk")
+    fetch = {k: value(k) for k in fetch_keys} if all(float(f.get(k, {}).get("value", 0)) > 0 for k in fetch_keys) else {}
     return {"fma": value("fma_latency_cycles"), "mufu": value("mufu_latency_cycles"), "lds": value("lds_latency_cycles"),
             "shfl": value("shfl_latency_cycles"), "sfu_lanes_per_smsp": value("sfu_lanes_per_clk") / 4,
             "lds_beside_wgmma": value("lds_latency_beside_wgmma_cycles"), "ldg": value("l2_latency_cycles"),
             "bar": value("bar_sync_latency_cycles"), "fence": value("fence_proxy_async_cycles"),
-            "smem_port": value("smem_bytes_per_clk") / 4, **hmma}
+            "smem_port": value("smem_bytes_per_clk") / 4, **hmma, **fetch}
 
 
 def loaded(lat):

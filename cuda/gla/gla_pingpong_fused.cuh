@@ -315,6 +315,8 @@ __device__ __forceinline__ float warp_sum_scatter(float (&v)[N]) {
 // Each scheduler holds two gating warps, one state warp and one output warp (warp w runs on
 // scheduler w % 4); the model times the gating chain beside the others (tools/sass_mix.py):
 // sass-beside: gating.full=gating.chunk+gating.fast/output.chunk+output.fast+output.store/state.chunk+state.scale+state.store
+// The code a scheduler's warps run each chunk (a full chunk on the fast path), for the instruction caches:
+// sass-hot: producer.chunk+gating.chunk+gating.fast+output.chunk+output.fast+output.store+state.chunk+state.scale+state.store
 // sass-beside: gating.state_only=gating.chunk@prefix+gating.prefix@prefix/output.prefix/state.chunk+state.scale
 // Gating thread t (0-255: warpgroups 0 and 1) owns channels 2cp, 2cp+1 (cp = t % (K/2)) of rows
 // [part*R, part*R + R), R = 16 at K = 128, 8 at K = 64.

@@ -145,3 +145,31 @@ def test_mma_sync_results_are_ready_after_its_measured_latency():
     mmas = [("HMMA.16816.F32.BF16", "R4, R8, R12, R4"), ("HMMA.16816.F32.BF16", "R4, R8, R12, R4")]
     assert chain(*mmas) == LAT["fma"] + 1
     assert chain(*mmas, lat=dict(LAT, hmma=24.0)) == 24.0 + 1
+
+
+FETCH = {"icache_near_KiB": 32.0, "icache_far_KiB": 128.0, "fetch_far_issue_per_clk": 0.5,
+         "fetch_l2_issue_per_clk": 0.25}
+
+
+def test_code_past_the_instruction_cache_streams_in_at_the_measured_rate():
+    assert sass_timing.fetch_interval(FETCH, 32) == 0.0
+    assert sass_timing.fetch_interval(FETCH, 33) == 2.0
+    assert sass_timing.fetch_interval(FETCH, 129) == 4.0
+    assert sass_timing.fetch_interval({}, 500) == 0.0  # not measured: no limit
+
+
+def test_warps_of_one_role_share_a_fetch_stream_and_roles_split_it():
+    independent = [("FADD", f"R{100 + i}, R20, R21") for i in range(100)]
+    lat = dict(LAT, fetch_interval=2.0)
+    # One warp: an instruction every 2 cycles (the fetch), not every cycle.
+    assert chain(*independent, lat=lat) == 99 * 2 + 1
+    # Two warps of the same code take turns on the issue slot behind one stream: 2 a fetch.
+    clock = sass_timing.WarpClock(lat, 2)
+    for op, ops in independent:
+        clock.issue(op, ops)
+    assert clock.cycles == 99 * 2 + 2
+    # Two roles of different code: two streams, each at half the rate.
+    alone = sass_timing.SchedulerShare(lat, independent).cycles
+    beside = sass_timing.SchedulerShare(lat, independent, 1, [independent]).cycles
+    assert alone == 200
+    assert beside == 400
