@@ -70,6 +70,8 @@ void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sc
   k.tiles = loop.tiles;
   k.roles.clear();
   k.barriers = {{"full", arrivals}, {"empty", 1}, {"carry", 1}, {"handoff full", 1}, {"handoff empty", 1}};
+  static_assert(kHandoffEmpty + 1 == kTileLoopBarriers);
+  k.barriers.insert(k.barriers.end(), loop.own_barriers.begin(), loop.own_barriers.end());
 
   if (sch.kind == LoopSchedule::Kind::Prefetch) {
     Role r;

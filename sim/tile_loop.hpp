@@ -28,7 +28,13 @@ struct TileLoop {
   std::vector<Step> stores;   // output writes of a tile (every/phase allowed)
   bool async_stores = false;  // TMA store / fire-and-forget: the role does not wait
   std::vector<Step> prologue, epilogue;  // per CTA, run by the (first) compute role
+  // Barriers of the tile work's own (e.g. pipes a phase runs beside its warps' chain, waited for
+  // at the phase's end); the steps name them from kTileLoopBarriers on.
+  std::vector<BarrierSpec> own_barriers;
 };
+
+// The barriers build_tile_loop makes (full, empty, carry, hand-off full and empty) come first.
+constexpr int kTileLoopBarriers = 5;
 
 struct LoopSchedule {
   enum class Kind { Prefetch, WarpSpecialized } kind = Kind::Prefetch;

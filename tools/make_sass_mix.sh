@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 bash "$root/tools/fetch_nvdisasm.sh"
-cmake --build "$build" --target gla_pingpong_cubin linrnn_full_fused_cubin gla_backward_cubin
+cmake --build "$build" --target gla_pingpong_cubin linrnn_full_fused_cubin gla_backward_cubin gla_chunk_cubin
 # mix CUBIN SOURCE KERNEL TABLE NAME [sass_mix.py options]: one kernel's table from its cubin.
 mix() {
   python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/$1" --source "$root/cuda/$2" --kernel "$3" \
@@ -30,4 +30,8 @@ mix linrnn/linrnn_full_fused_cubin.cubin linrnn/linrnn_full_fused.cu full_fused_
 # gla backward's state walks: 128 threads, one warp a scheduler (two CTAs an SM share them).
 mix gla/gla_backward_cubin.cubin gla/gla_state_walk_kernel.cuh gla_state_walk_kernel \
   gla_state_walk_sass.hpp kGlaStateWalkSass
-echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp, gla_pingpong_paired_sass.hpp, gla_pingpong_paired_two_sass.hpp, linrnn_full_fused_sass.hpp and gla_state_walk_sass.hpp"
+# The sequential and pipelined forward's chunk kernel: 8 warps, two a scheduler (the all.* phases
+# run by both, the out.* / state.* ones by one each, timed side by side by its sass-beside lines).
+mix gla/gla_chunk_cubin.cubin gla/gla_chunk_kernel.cuh gla_chunk_kernel \
+  gla_chunk_sass.hpp kGlaChunkSass --warps-per-scheduler all=2
+echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp, gla_pingpong_paired_sass.hpp, gla_pingpong_paired_two_sass.hpp, linrnn_full_fused_sass.hpp, gla_state_walk_sass.hpp and gla_chunk_sass.hpp"

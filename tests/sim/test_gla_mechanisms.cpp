@@ -79,14 +79,15 @@ TEST(ClosedFormGla, FusedChunkExpWorkFollowsTheKernelsInstructionMix) {
 }
 
 TEST(ClosedFormGla, SharedMemoryTrafficDoublesWithK) {
-  // Every decayed-pair and ldmatrix term scales with K/16 k-slices (block_v fixed at 64);
-  // only the output warps' A V (ldmatrix of V, K-independent) does not.
+  // Every decayed-pair and ldmatrix term scales with K/16 k-slices (block_v fixed at 64); the
+  // output warps' A V (ldmatrix of V) and the shared loads of the chunk's cp.async issue do not
+  // (1.79x in the kernel's SASS, which the model charges).
   const HardwareProfile hw = load_profile("H100");
   const auto smem = [&](int K) {
     return simulate_kernel(hw, find_variant_model("gla", "sequential_fused").build(hw, one_chunk(K))[0]).smem_bytes;
   };
   const double ratio = smem(128) / smem(64);
-  EXPECT_GT(ratio, 1.8);
+  EXPECT_GT(ratio, 1.7);
   EXPECT_LT(ratio, 2.0);
 }
 
