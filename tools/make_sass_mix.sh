@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 bash "$root/tools/fetch_nvdisasm.sh"
-cmake --build "$build" --target gla_pingpong_cubin linrnn_full_fused_cubin gla_backward_cubin gla_chunk_cubin
+cmake --build "$build" --target gla_pingpong_cubin linrnn_full_fused_cubin gla_backward_cubin gla_chunk_cubin dualgemm_bf16_cubin dualgemm_fp8_cubin
 # mix CUBIN SOURCE KERNEL TABLE NAME [sass_mix.py options]: one kernel's table from its cubin.
 mix() {
   python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/$1" --source "$root/cuda/$2" --kernel "$3" \
@@ -34,4 +34,10 @@ mix gla/gla_backward_cubin.cubin gla/gla_state_walk_kernel.cuh gla_state_walk_ke
 # run by both, the out.* / state.* ones by one each, timed side by side by its sass-beside lines).
 mix gla/gla_chunk_cubin.cubin gla/gla_chunk_kernel.cuh gla_chunk_kernel \
   gla_chunk_sass.hpp kGlaChunkSass --warps-per-scheduler all=2
+# The dualgemm kernels' registers per thread (their occupancy), every instantiation of both formats.
+python3 "$root/tools/kernel_registers.py" --cubin "$build/cuda/dualgemm/dualgemm_bf16_cubin.cubin" \
+  --cubin "$build/cuda/dualgemm/dualgemm_fp8_cubin.cubin" --kernel dualgemm_kernel \
+  --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --cpp "$root/sim/models/generated/dualgemm_registers.hpp" \
+  --cpp-name kDualgemmRegisters --command "tools/make_sass_mix.sh"
+echo "wrote sim/models/generated/dualgemm_registers.hpp"
 echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp, gla_pingpong_paired_sass.hpp, gla_pingpong_paired_two_sass.hpp, linrnn_full_fused_sass.hpp, gla_state_walk_sass.hpp and gla_chunk_sass.hpp"

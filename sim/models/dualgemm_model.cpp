@@ -4,6 +4,8 @@
 #include "core/error.hpp"
 #include "cuda/dualgemm/dualgemm_tiling.hpp"
 #include "sim/gemm_model.hpp"
+#include "sim/kernel_registers.hpp"
+#include "sim/models/generated/dualgemm_registers.hpp"
 #include "sim/variants.hpp"
 
 namespace overlap::sim {
@@ -31,6 +33,15 @@ dualgemm::Tiling refit(dualgemm::Tiling t, const HardwareProfile& hw, OperandFor
     else break;
   }
   return t;
+}
+
+// The template arguments of cuda/dualgemm/dualgemm_kernel.cuh's kernel for a tiling, as they
+// appear in its mangled name: <Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>.
+std::string mangled_part(const dualgemm::Tiling& t, OperandFormat f) {
+  return fmt::format("dualgemm_kernelILb{}ELi{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELb{}ELb{}ELi{}EE",
+                     int(f == OperandFormat::Fp8E4m3), t.tile_m, t.tile_n, t.stages, int(t.warp_specialized),
+                     int(t.tma_store), t.cluster_m, t.cluster_n, int(t.eager_release), int(t.paired_loads),
+                     t.prefetch_k);
 }
 
 GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const ShapeArgs& s) {
@@ -64,6 +75,14 @@ GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const 
   g.paired_loads = t.paired_loads;
   g.l2_prefetch_k = t.prefetch_k;
   g.max_regs_per_thread = t.max_regs_per_thread();
+  // Without warp specialization the consumers keep what ptxas gave them (no setmaxnreg), and
+  // where that is few (the 64x64 tile's 63 in bf16) several CTAs share an SM: take the compiled
+  // count on the GPUs our sm_90a code runs on. (Warp-specialized: the launch's 168 a thread is
+  // the budget above, split by setmaxnreg.)
+  if (!t.warp_specialized && hw.compute_capability >= 90 && hw.compute_capability < 100) {
+    const int compiled = compiled_registers(generated::kDualgemmRegisters, mangled_part(t, f));
+    if (compiled > 0) g.max_regs_per_thread = compiled;
+  }
   // silu(x1) * x2 per element: exp and reciprocal on the SFU, a few FMAs, two accumulators.
   g.epilogue_fma_per_element = 5;
   g.epilogue_sfu_per_element = 2;

@@ -173,3 +173,21 @@ def test_warps_of_one_role_share_a_fetch_stream_and_roles_split_it():
     beside = sass_timing.SchedulerShare(lat, independent, 1, [independent]).cycles
     assert alone == 200
     assert beside == 400
+
+
+def test_register_counts_come_from_the_regcount_attribute():
+    import kernel_registers
+    out = """	//----- nvinfo : EIATTR_REGCOUNT
+	.align		4
+        /*0000*/ 	.byte	0x04, 0x2f
+        /*0002*/ 	.short	(.L_1 - .L_0)
+	.align		4
+.L_0:
+        /*0004*/ 	.word	index@(_Z6kernelILi64EEvv)
+        /*0008*/ 	.word	0x0000003f
+	//----- nvinfo : EIATTR_MAX_THREADS
+        /*000c*/ 	.word	index@(_Z6kernelILi64EEvv)
+        /*0010*/ 	.word	0x00000100
+"""
+    assert kernel_registers.parse_registers(out) == {"_Z6kernelILi64EEvv": 63}
+    assert kernel_registers.parse_registers(out, "ILi128") == {}
