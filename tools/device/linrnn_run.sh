@@ -46,8 +46,8 @@ fi
 if [[ $what == ncu || $what == all_ncu ]]; then
   # Where the scan and chunk_fused kernels' time goes (one launch each; --clock-control none
   # so durations compare with the benchmark's).
-  for spec in "scan_kernel 4,2048,256,64 semi_fused" "device_kernel 4,2048,256,64 chunk_fused" \
-              "device_kernel 8,4096,1024,1024 chunk_fused" "scan_kernel 8,4096,1024,1024 semi_fused"; do
+  for spec in "scan_kernel 4,2048,256,64 semi_fused" "handoff_gemm_kernel 4,2048,256,64 chunk_fused" \
+              "handoff_gemm_kernel 8,4096,1024,1024 chunk_fused" "scan_kernel 8,4096,1024,1024 semi_fused"; do
     read -r kname shape variant <<<"$spec"
     log="$OUT/ncu_${kname}_${shape//,/_}.txt"
     timeout 120 ncu --clock-control none --kernel-name "regex:$kname" --launch-skip 3 --launch-count 1 \
