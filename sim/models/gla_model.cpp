@@ -203,11 +203,14 @@ std::pair<std::vector<Step>, std::vector<Step>> chunk_phases(const HardwareProfi
   return {compute, carried};
 }
 
-// A chunk's phases: from the kernel's SASS where our kernels compile this tiling (the CPU test
+// A chunk's phases: from the kernel's SASS on the GPUs that code is for (sm_90; the CPU test
 // sim.sass_mix_matches_gla_chunk keeps the table in step with the kernel), else counted by hand
-// from the tiling (a refitted tiling for a GPU with less shared memory: no such kernel exists).
+// from the tiling (another architecture's compile, or a tiling refitted to a GPU with less
+// shared memory, for which no kernel exists).
 void set_chunk_work(TileLoop& loop, const HardwareProfile& hw, const GlaKernelBase& base, Pass pass, double K) {
-  if (base.t.chunk == base.hopper.chunk && base.t.block_v == base.hopper.block_v && base.t.stages == base.hopper.stages) {
+  const bool sm90 = hw.compute_capability >= 90 && hw.compute_capability < 100;
+  if (sm90 && base.t.chunk == base.hopper.chunk && base.t.block_v == base.hopper.block_v &&
+      base.t.stages == base.hopper.stages) {
     const auto sass = gla_chunk::sass_chunk_phases(hw, int(K), base.t.stages, gla_chunk::Pass(int(pass)), base.t.chunk);
     if (sass) {
       loop.compute = sass->compute;
