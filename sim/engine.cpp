@@ -45,7 +45,7 @@ struct Rates {
   double fma_per_ns, sfu_per_ns, smem_bytes_per_ns;
   double lsu_weight;  // FMA-lane-equivalents of one load/store lane operation
 
-  Rates(const HardwareProfile& hw, double active_sms) {
+  Rates(const HardwareProfile& hw, double active_sms, int ctas_on_sm) {
     const double clk_GHz = hw.clock_MHz * 1e-3;
     const double hbm_share = hw.hbm_bandwidth_GBps / active_sms;  // GB/s == bytes/ns
     copy_ns_per_byte_hbm = 1.0 / hbm_share;
@@ -58,14 +58,18 @@ struct Rates {
     tma_ns_per_byte_l2 = hw.tma_l2_bandwidth_GBps > 0 ? active_sms / hw.tma_l2_bandwidth_GBps : copy_ns_per_byte_l2;
     walk_stream_ns_per_byte = hw.tma_walk_stream_GBps > 0 ? 1.0 / hw.tma_walk_stream_GBps : 0;
     walk_sm_ns_per_byte = hw.tma_walk_sm_GBps > 0 ? 1.0 / hw.tma_walk_sm_GBps : 0;
+    // Several CTAs walking on one SM get less of it than one CTA's deeper ring (calibrate: 88 of
+    // 116 GB/s on the H100 with 2 or 4 CTAs an SM); the walk's latencies below were measured with one.
+    const double sm_walk_ns_per_byte_one = walk_sm_ns_per_byte;
     walk_beside_wgmma = hw.tma_walk_beside_wgmma_fraction > 0 ? hw.tma_walk_beside_wgmma_fraction : 1.0;
     walk_prefetch_ns_per_byte = hw.tma_walk_prefetch_GBps > 0 ? 1.0 / hw.tma_walk_prefetch_GBps : 0;
     constexpr double kWalkStageBytes = 3 * 16384;  // the microbenchmark's stage
     const double measured[3] = {hw.tma_hbm_walk_latency_ns, hw.tma_hbm_walk_latency_2_ns, hw.tma_hbm_walk_latency_3_ns};
     for (int d = 0; d < 3; ++d)
       walk_dram_latency_ns[d] = measured[d] > 0 && walk_sm_ns_per_byte > 0
-                                    ? std::max(dram_latency_ns, measured[d] - kWalkStageBytes * walk_sm_ns_per_byte)
+                                    ? std::max(dram_latency_ns, measured[d] - kWalkStageBytes * sm_walk_ns_per_byte_one)
                                     : d > 0 ? walk_dram_latency_ns[d - 1] : dram_latency_ns;
+    if (ctas_on_sm > 1 && hw.tma_walk_sm_multi_GBps > 0) walk_sm_ns_per_byte = 1.0 / hw.tma_walk_sm_multi_GBps;
     constexpr double kTmaStreamBoxBytes = 32768;  // the microbenchmark's load
     tma_l2_latency_ns =
         hw.tma_l2_latency_ns > 0 && hw.tma_l2_bandwidth_GBps > 0
@@ -131,7 +135,7 @@ class SmSimulation {
  public:
   SmSimulation(const HardwareProfile& hw, const KernelSpec& k, int ctas, double active_sms,
                std::vector<TraceEvent>* trace)
-      : hw_(hw), k_(k), rates_(hw, active_sms), trace_(trace) {
+      : hw_(hw), k_(k), rates_(hw, active_sms, ctas), trace_(trace) {
     OVERLAP_REQUIRE(k.tiles >= 0, "kernel '{}': tiles must not be negative", k.name);
     counts_.assign(std::size_t(ctas) * k.barriers.size(), std::vector<int>(std::size_t(std::max(k.tiles, 1)), 0));
     waiters_.assign(std::size_t(ctas) * k.barriers.size(), {});

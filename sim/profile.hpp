@@ -69,6 +69,9 @@ struct HardwareProfile {
   // measured, the walk loads are charged as other TMA loads.
   double tma_walk_stream_GBps = 0;
   double tma_walk_sm_GBps = 0;
+  // The same with 2-4 CTAs on each SM walking at once (a small-tile GEMM's occupancy): less than
+  // one CTA's deeper ring reaches (0: not measured, tma_walk_sm_GBps).
+  double tma_walk_sm_multi_GBps = 0;
   // Issue to landed of one walk stage (a 16 KiB box of each of three tensors) from HBM, one
   // stage in flight per SM, 8 SMs loading (DRAM far from busy). The model's walk loads that miss
   // L2 wait this less the stage's transfer at tma_walk_sm_GBps. 0: not measured, the DRAM

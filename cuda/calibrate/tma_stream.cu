@@ -241,6 +241,18 @@ class WalkTensors {
     return double(sms) * blocks * kWalkBoxesPerRow * nmaps * kWalkBoxBytes / (us * 1e3);
   }
 
+  // Bytes per second per SM with `per_sm` CTAs on every SM (each with a ring of `stages` stages
+  // of three tensors, small enough for them all to fit), each walking `blocks` blocks.
+  double rate_per_sm_with(int sms, int per_sm, int stages, int blocks, int repeats) const {
+    const int smem = ring_smem_bytes(stages * kWalkMaxMaps * kWalkBoxBytes);
+    const int ctas = sms * per_sm;
+    const double us = median_us(
+        [&](cudaStream_t s) { tma_walk<<<ctas, 64, smem, s>>>(maps_, kWalkMaxMaps, stages, blocks, total_blocks_, 0); },
+        repeats, false);
+    OVERLAP_CUDA_CHECK(cudaGetLastError());
+    return double(ctas) * blocks * kWalkBoxesPerRow * kWalkMaxMaps * kWalkBoxBytes / (us * 1e3) / sms;
+  }
+
   // Bytes per SM clock of the walk of three tensors through kBesideStages stages, the median over
   // CTAs (clock64), beside two warpgroups streaming wgmma m64nNk16 (N = 0: alone; enough
   // batches to outlast the walk).
@@ -293,7 +305,7 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
   // The operand walk from HBM, three tensors (best over ring depths), and from L2: one tensor's
   // loads alone, then two and three tensors' together, per SM.
   std::string hbm_curve, l2_curve, few_curve, beside_curve, pf_curve;
-  double walk_best = 0, stream_rate = 0, sm_rate = 0, stage_ns[kWalkMaxStages] = {}, alone_clk = 0, beside_clk = 0, pf_rate = 0,
+  double walk_best = 0, stream_rate = 0, sm_rate = 0, multi_rate = 0, stage_ns[kWalkMaxStages] = {}, alone_clk = 0, beside_clk = 0, pf_rate = 0,
          hbm_prefetched = 0;
   {
     const WalkTensors from_hbm(sms);
@@ -337,7 +349,12 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
       if (nmaps == 1) stream_rate = per_sm;
       sm_rate = per_sm;
     }
-    l2_curve += " GB/s per SM";
+    // Several CTAs an SM (as a small-tile GEMM runs them), three tensors, 8 blocks each.
+    const double two = from_l2.rate_per_sm_with(sms, 2, 2, 8, repeats), four = from_l2.rate_per_sm_with(sms, 4, 1, 8, repeats);
+    multi_rate = std::min(two, four);
+    l2_curve += fmt::format(" GB/s per SM; three tensors with 2 CTAs an SM (2 stages each): {:.1f}, with 4 CTAs an SM "
+                            "(1 stage each): {:.1f}, with 1 CTA of 1 stage: {:.1f}",
+                            two, four, from_l2.rate_per_sm_with(sms, 1, 1, 8, repeats));
     // L2 prefetches of the next tensors' boxes beside the walk: what they take from the SM's TMA.
     double with_pf[3] = {};
     for (int pf = 0; pf <= 2; ++pf) {
@@ -395,6 +412,9 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
           {"tma_walk_sm_GBps", sm_rate,
            walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks, 4 stages; three tensors' loads "
                       "together, bytes per SM: " + l2_curve},
+          {"tma_walk_sm_multi_GBps", multi_rate,
+           walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks; three tensors' loads together "
+                      "with several CTAs on each SM, the lower of 2 and 4, bytes per SM: " + l2_curve},
           {"tma_walk_prefetch_GBps", pf_rate,
            walk_how + fmt::format(
                           ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks of three tensors, {} stages, "

@@ -288,39 +288,48 @@ INSTANTIATE_TEST_SUITE_P(Profiles, ClosedForm,
 // beside the SM's side, and L2 prefetches take the SM's TMA; a profile without the
 // measurements charges them as other TMA loads (the SM's share of tma_l2_bandwidth_GBps, or
 // its port).
+// A GEMM-like k-loop of `tensors` 16 KiB walk loads a tile (the first tensor's a `first_misses`
+// fraction from HBM) and one MMA of `flops`, on `per_sm` CTAs an SM of `stages` stages each.
+constexpr double kWalkBytes = 16384;
+constexpr int kWalkTiles = 400;
+KernelSpec walk_kernel(const HardwareProfile& hw, int tensors, double flops, double first_misses, bool prefetch_second,
+                       int per_sm = 1, int stages = 4) {
+  KernelSpec k;
+  k.name = "walk";
+  k.ctas = per_sm * std::int64_t(hw.sm_count);
+  k.threads_per_cta = 384;
+  k.regs_per_cta = regs_for_warps(12, 64);
+  k.smem_bytes = stages * tensors * std::int64_t(kWalkBytes);
+  TileLoop loop;
+  loop.tiles = kWalkTiles;
+  for (int t = 0; t < tensors; ++t) {
+    Step s = load(kWalkBytes, t == 0 ? first_misses : 0.0, CopyEngine::Tma, "load " + std::to_string(t));
+    s.k_walk = true;
+    loop.loads.push_back(s);
+  }
+  if (prefetch_second) {  // the second tensor's box eight tiles ahead, into L2
+    Step p = loop.loads[1];
+    p.kind = StepKind::Issue;
+    p.l2_prefetch = true;
+    p.offset = 8;
+    loop.prefetches.push_back(p);
+  }
+  loop.compute = {mma(flops, Precision::Bf16, TensorPath::Warpgroup, "mma")};
+  LoopSchedule sch;
+  sch.kind = LoopSchedule::Kind::WarpSpecialized;
+  sch.stages = stages;
+  sch.run_length = kWalkTiles;
+  sch.consumer_warpgroups = 2;
+  build_tile_loop(k, loop, sch);
+  return k;
+}
+
 TEST(WalkLoads, ChargedAsCalibrateMeasuresThem) {
+  // ns per byte of one CTA's walk, one CTA an SM.
   const auto time = [](const HardwareProfile& hw, int tensors, double flops = 1, double first_misses = 0,
                        bool prefetch_second = false) {
-    constexpr double kBytes = 16384;
-    constexpr int kTiles = 400;
-    KernelSpec k;
-    k.name = "walk";
-    k.ctas = std::int64_t(hw.sm_count);
-    k.threads_per_cta = 384;
-    k.regs_per_cta = regs_for_warps(12, 64);
-    k.smem_bytes = 4 * tensors * std::int64_t(kBytes);
-    TileLoop loop;
-    loop.tiles = kTiles;
-    for (int t = 0; t < tensors; ++t) {
-      Step s = load(kBytes, t == 0 ? first_misses : 0.0, CopyEngine::Tma, "load " + std::to_string(t));
-      s.k_walk = true;
-      loop.loads.push_back(s);
-    }
-    if (prefetch_second) {  // the second tensor's box eight tiles ahead, into L2
-      Step p = loop.loads[1];
-      p.kind = StepKind::Issue;
-      p.l2_prefetch = true;
-      p.offset = 8;
-      loop.prefetches.push_back(p);
-    }
-    loop.compute = {mma(flops, Precision::Bf16, TensorPath::Warpgroup, "mma")};
-    LoopSchedule sch;
-    sch.kind = LoopSchedule::Kind::WarpSpecialized;
-    sch.stages = 4;
-    sch.run_length = kTiles;
-    sch.consumer_warpgroups = 2;
-    build_tile_loop(k, loop, sch);
-    return (simulate_kernel(hw, k).time_ns - hw.launch_overhead_us * 1e3) / (kTiles * kBytes * tensors);
+    const KernelSpec k = walk_kernel(hw, tensors, flops, first_misses, prefetch_second);
+    return (simulate_kernel(hw, k).time_ns - hw.launch_overhead_us * 1e3) / (kWalkTiles * kWalkBytes * tensors);
   };
   HardwareProfile hw = load_profile("H100");
   ASSERT_GT(hw.tma_walk_stream_GBps, 0);
@@ -349,6 +358,20 @@ TEST(WalkLoads, ChargedAsCalibrateMeasuresThem) {
   const double port = hw.sm_port_bytes_per_clk * hw.clock_MHz * 1e-3;
   const double fallback = std::min(port, hw.tma_l2_bandwidth_GBps / hw.sm_count);
   EXPECT_NEAR(time(hw, 1) * fallback, 1.0, 0.05);
+}
+
+TEST(WalkLoads, SeveralCtasAnSmShareTheRateCalibrateMeasuresForThem) {
+  // Two CTAs an SM, two stages each, three tensors: the SM's walk runs at the multi-CTA rate.
+  HardwareProfile hw = load_profile("H100");
+  ASSERT_GT(hw.tma_walk_sm_multi_GBps, 0);
+  ASSERT_LT(hw.tma_walk_sm_multi_GBps, hw.tma_walk_sm_GBps);
+  const auto sm_rate = [&] {
+    const KernelSpec k = walk_kernel(hw, 3, 1, 0, false, 2, 2);
+    return 2 * kWalkTiles * kWalkBytes * 3 / (simulate_kernel(hw, k).time_ns - hw.launch_overhead_us * 1e3);
+  };
+  EXPECT_NEAR(sm_rate() / hw.tma_walk_sm_multi_GBps, 1.0, 0.05);
+  hw.tma_walk_sm_multi_GBps = 0;  // not measured: the one-CTA rate
+  EXPECT_NEAR(sm_rate() / std::min(hw.tma_walk_sm_GBps, 3 * hw.tma_walk_stream_GBps), 1.0, 0.05);
 }
 
 TEST(Occupancy, RegisterHungryCtasLoseResidency) {
