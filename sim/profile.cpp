@@ -5,6 +5,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "sim/builtin_profiles.hpp"
@@ -189,13 +191,31 @@ void require_complete(const HardwareProfile& p, std::string_view origin) {
         OVERLAP_REQUIRE(p.*positive > 0, "{}: field '{}' must be positive", origin, f.name);
 }
 
-HardwareProfile parse_profile_depth(std::string_view text, std::string_view origin, int depth) {
+// A key given twice in one object: JSON parsers keep one of them silently, so a profile edited
+// by hand could hold a stale value that wins. Found while parsing; the error names the key.
+nlohmann::json parse_without_duplicate_keys(std::string_view text, std::string_view origin) {
+  std::vector<std::set<std::string>> keys;  // the keys seen in each open object
+  std::string duplicate;
+  const auto track = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) keys.emplace_back();
+    else if (event == E::object_end && !keys.empty()) keys.pop_back();
+    else if (event == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = nlohmann::json::parse(text, track);
   } catch (const nlohmann::json::exception& e) {
     fail("{}: not valid JSON: {}", origin, e.what());
   }
+  OVERLAP_REQUIRE(duplicate.empty(), "{}: key '{}' appears twice in one object", origin, duplicate);
+  return j;
+}
+
+HardwareProfile parse_profile_depth(std::string_view text, std::string_view origin, int depth) {
+  const nlohmann::json j = parse_without_duplicate_keys(text, origin);
   OVERLAP_REQUIRE(j.is_object(), "{}: a profile must be a JSON object", origin);
   for (const auto& [k, _] : j.items())
     OVERLAP_REQUIRE(k == "name" || k == "description" || k == "base" || k == "fields",

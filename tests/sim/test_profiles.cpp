@@ -58,6 +58,22 @@ TEST(Profiles, UnknownFieldIsAnErrorNamingIt) {
   EXPECT_NE(e.find("hbm_bandwidth_GBps"), std::string::npos) << e;  // lists what is allowed
 }
 
+TEST(Profiles, AFieldGivenTwiceIsAnErrorNamingIt) {
+  // A parser keeps one of two equal keys silently; a stale second entry must not win unseen.
+  const std::string e = error_of([] {
+    parse_profile(R"({"name": "x", "base": "H100", "fields": {"tma_walk_sm_multi_GBps": {"value": 96, "source": "s"},
+                      "tma_walk_sm_multi_GBps": {"value": 0, "source": "not measured"}}})",
+                  "t");
+  });
+  EXPECT_NE(e.find("key 'tma_walk_sm_multi_GBps' appears twice"), std::string::npos) << e;
+  // The same key in two different objects is fine.
+  const HardwareProfile p = parse_profile(
+      R"({"name": "x", "base": "H100", "fields": {"sm_count": {"value": 132, "source": "a"},
+          "clock_MHz": {"value": 1980, "source": "b"}}})",
+      "t");
+  EXPECT_EQ(p.sm_count, 132);
+}
+
 TEST(Profiles, WrongUnitIsAnError) {
   const std::string e = error_of([] {
     parse_profile(R"({"name": "x", "base": "H100", "fields": {"hbm_bandwidth_GBps": {"value": 3, "unit": "TB/s", "source": "s"}}})", "t");
