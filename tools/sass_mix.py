@@ -123,25 +123,6 @@ def region_of(frames, source_name, regions):
     return found + context if found else "(other)"
 
 
-def access_bytes(opcode):
-    """Bytes one warp moves with a shared-memory instruction."""
-    parts = opcode.split(".")
-    if parts[0] in ("LDSM", "STSM"):
-        count = next((int(p) for p in parts[1:] if p in ("1", "2", "4") and p != parts[1]), 1)
-        return 128 * count  # each 8x8 b16 matrix is 128 bytes
-    width = 4
-    for p in parts[1:]:
-        if p in ("U8", "S8"):
-            width = 1
-        elif p in ("U16", "S16"):
-            width = 2
-        elif p == "64":
-            width = 8
-        elif p == "128":
-            width = 16
-    return 32 * width
-
-
 def mma_flops(opcode, operands):
     m = re.search(r"(\d+)x(\d+)x(\d+)", opcode)
     if m:
@@ -167,9 +148,9 @@ def classify(opcode, operands, counts):
         counts["hmma"] += 1
         counts["hmma_flops"] += mma_flops(opcode, operands)
     elif base in ("LDS", "LDSM"):
-        counts["lds_bytes"] += access_bytes(opcode)
+        counts["lds_bytes"] += sass_timing.access_bytes(opcode)
     elif base in ("STS", "STSM"):
-        counts["sts_bytes"] += access_bytes(opcode)
+        counts["sts_bytes"] += sass_timing.access_bytes(opcode)
     elif base.startswith(TMA_PREFIX):
         counts["tma"] += 1
     elif base.startswith(SYNC_PREFIX):

@@ -74,15 +74,28 @@ def latency(base, lat):
 SMEM = ("LDS", "LDSM", "STS", "STSM")
 
 
-def smem_bytes(base, opcode):
-    """Bytes a warp's shared-memory instruction moves through the SM's shared-memory pipe."""
-    if base not in SMEM:
-        return 0.0
+def access_bytes(opcode):
+    """Bytes one warp moves with a shared-memory instruction."""
     parts = opcode.split(".")
-    if base in ("LDSM", "STSM"):
-        return 128.0 * next((int(p) for p in parts[2:] if p in ("2", "4")), 1)
-    width = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}
-    return 32.0 * next((width[p] for p in parts[1:] if p in width), 4)
+    if parts[0] in ("LDSM", "STSM"):
+        count = next((int(p) for p in parts[1:] if p in ("1", "2", "4") and p != parts[1]), 1)
+        return 128 * count  # each 8x8 b16 matrix is 128 bytes
+    width = 4
+    for p in parts[1:]:
+        if p in ("U8", "S8"):
+            width = 1
+        elif p in ("U16", "S16"):
+            width = 2
+        elif p == "64":
+            width = 8
+        elif p == "128":
+            width = 16
+    return 32 * width
+
+
+def smem_bytes(base, opcode):
+    """Bytes a warp's instruction moves through the SM's shared-memory pipe (0: not a shared access)."""
+    return float(access_bytes(opcode)) if base in SMEM else 0.0
 
 
 class SmemPort:
