@@ -57,19 +57,19 @@ struct Rates {
     l2_latency_ns = hw.l2_latency_cycles / clk_GHz;
     tma_ns_per_byte_l2 = hw.tma_l2_bandwidth_GBps > 0 ? active_sms / hw.tma_l2_bandwidth_GBps : copy_ns_per_byte_l2;
     walk_stream_ns_per_byte = hw.tma_walk_stream_GBps > 0 ? 1.0 / hw.tma_walk_stream_GBps : 0;
-    walk_sm_ns_per_byte = hw.tma_walk_sm_GBps > 0 ? 1.0 / hw.tma_walk_sm_GBps : 0;
     // Several CTAs walking on one SM get less of it than one CTA's deeper ring (calibrate: 88 of
     // 116 GB/s on the H100 with 2 or 4 CTAs an SM); the walk's latencies below were measured with one.
-    const double sm_walk_ns_per_byte_one = walk_sm_ns_per_byte;
+    const double walk_sm_one = hw.tma_walk_sm_GBps > 0 ? 1.0 / hw.tma_walk_sm_GBps : 0;
+    walk_sm_ns_per_byte =
+        ctas_on_sm > 1 && hw.tma_walk_sm_multi_GBps > 0 ? 1.0 / hw.tma_walk_sm_multi_GBps : walk_sm_one;
     walk_beside_wgmma = hw.tma_walk_beside_wgmma_fraction > 0 ? hw.tma_walk_beside_wgmma_fraction : 1.0;
     walk_prefetch_ns_per_byte = hw.tma_walk_prefetch_GBps > 0 ? 1.0 / hw.tma_walk_prefetch_GBps : 0;
     constexpr double kWalkStageBytes = 3 * 16384;  // the microbenchmark's stage
     const double measured[3] = {hw.tma_hbm_walk_latency_ns, hw.tma_hbm_walk_latency_2_ns, hw.tma_hbm_walk_latency_3_ns};
     for (int d = 0; d < 3; ++d)
-      walk_dram_latency_ns[d] = measured[d] > 0 && walk_sm_ns_per_byte > 0
-                                    ? std::max(dram_latency_ns, measured[d] - kWalkStageBytes * sm_walk_ns_per_byte_one)
+      walk_dram_latency_ns[d] = measured[d] > 0 && walk_sm_one > 0
+                                    ? std::max(dram_latency_ns, measured[d] - kWalkStageBytes * walk_sm_one)
                                     : d > 0 ? walk_dram_latency_ns[d - 1] : dram_latency_ns;
-    if (ctas_on_sm > 1 && hw.tma_walk_sm_multi_GBps > 0) walk_sm_ns_per_byte = 1.0 / hw.tma_walk_sm_multi_GBps;
     constexpr double kTmaStreamBoxBytes = 32768;  // the microbenchmark's load
     tma_l2_latency_ns =
         hw.tma_l2_latency_ns > 0 && hw.tma_l2_bandwidth_GBps > 0

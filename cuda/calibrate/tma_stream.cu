@@ -232,25 +232,14 @@ class WalkTensors {
   // Bytes delivered per second (GB/s) with `sms` CTAs, each walking `blocks` blocks of `nmaps`
   // tensors through `stages` stages.
   double rate(int sms, int nmaps, int stages, int blocks, bool flush, int repeats, int prefetch = 0) const {
-    const double us = median_us(
-        [&](cudaStream_t s) {
-          tma_walk<<<sms, 64, kRingSmemBytes, s>>>(maps_, nmaps, stages, blocks, total_blocks_, prefetch);
-        },
-        repeats, flush);
-    OVERLAP_CUDA_CHECK(cudaGetLastError());
-    return double(sms) * blocks * kWalkBoxesPerRow * nmaps * kWalkBoxBytes / (us * 1e3);
+    return walk_GBps(sms, kRingSmemBytes, nmaps, stages, blocks, flush, repeats, prefetch);
   }
 
   // Bytes per second per SM with `per_sm` CTAs on every SM (each with a ring of `stages` stages
   // of three tensors, small enough for them all to fit), each walking `blocks` blocks.
   double rate_per_sm_with(int sms, int per_sm, int stages, int blocks, int repeats) const {
     const int smem = ring_smem_bytes(stages * kWalkMaxMaps * kWalkBoxBytes);
-    const int ctas = sms * per_sm;
-    const double us = median_us(
-        [&](cudaStream_t s) { tma_walk<<<ctas, 64, smem, s>>>(maps_, kWalkMaxMaps, stages, blocks, total_blocks_, 0); },
-        repeats, false);
-    OVERLAP_CUDA_CHECK(cudaGetLastError());
-    return double(ctas) * blocks * kWalkBoxesPerRow * kWalkMaxMaps * kWalkBoxBytes / (us * 1e3) / sms;
+    return walk_GBps(sms * per_sm, smem, kWalkMaxMaps, stages, blocks, false, repeats, 0) / sms;
   }
 
   // Bytes per SM clock of the walk of three tensors through kBesideStages stages, the median over
@@ -280,6 +269,18 @@ class WalkTensors {
   }
 
  private:
+  // Bytes delivered per second (GB/s) by `ctas` CTAs of `smem` bytes of ring each, walking
+  // `blocks` blocks of `nmaps` tensors through `stages` stages.
+  double walk_GBps(int ctas, int smem, int nmaps, int stages, int blocks, bool flush, int repeats, int prefetch) const {
+    const double us = median_us(
+        [&](cudaStream_t s) {
+          tma_walk<<<ctas, 64, smem, s>>>(maps_, nmaps, stages, blocks, total_blocks_, prefetch);
+        },
+        repeats, flush);
+    OVERLAP_CUDA_CHECK(cudaGetLastError());
+    return double(ctas) * blocks * kWalkBoxesPerRow * nmaps * kWalkBoxBytes / (us * 1e3);
+  }
+
   int total_blocks_;
   std::size_t bytes_;
   DeviceBuffer bufs_[kWalkMaxMaps];
