@@ -164,12 +164,16 @@ void gla_backward_section(Doc& d) {
        "forms dq, dk, dv, dg (cuda/gla/gla_backward_common.cuh). `saved_states`: the forward saves every S_n "
        "instead (bf16, B H NT K V elements more written), and the backward runs the last two passes. Whether saving "
        "pays is the backward's saving against the forward's extra writes, charged here at the profile's HBM "
-       "bandwidth. The benchmark's shapes (bench/gpu/bench_gla_train.py), no h0 or dhT:\n\n";
+       "bandwidth. `saved_states_ws`: `saved_states` with the chunk pass warp-specialized (a persistent CTA an SM "
+       "whose producer warpgroup loads the next chunk's inputs into the buffers the compute warps have freed, "
+       "cuda/gla/gla_chunk_grad_ws_kernel.cuh), against a CTA a chunk that loads its own. The benchmark's shapes "
+       "(bench/gpu/bench_gla_train.py), no h0 or dhT:\n\n";
   for (const auto& shape : std::vector<std::string>{"B=8,T=4096,H=16,K=128,V=128,h0=0,hT=0",
                                                    "B=4,T=4096,H=32,K=64,V=64,h0=0,hT=0"}) {
     o += fmt::format("Shape `{}`:\n\n", shape);
-    d.time_table("gla_backward", {"materialized", "saved_states"}, shape);
+    d.time_table("gla_backward", {"materialized", "saved_states", "saved_states_ws"}, shape);
     d.saving_table(shape);
+    d.hypothesis("Warp-specializing the chunk pass pays", "gla_backward", "saved_states", "saved_states_ws", shape);
   }
   const std::vector<std::int64_t> lengths = gla_varlen_bench_lengths();
   std::int64_t steps = 0;

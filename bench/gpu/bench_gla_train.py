@@ -12,6 +12,9 @@ Per shape (B, T, H, K, V), rows (issue 18's names):
   overlap_fwd_bwd_materialized, overlap_bwd_materialized
                          the same with the forward saving nothing and the materialized backward,
                          which walks the chunks for the states itself
+  overlap_fwd_bwd_saved_states_ws, overlap_bwd_saved_states_ws
+                         saved_states with its chunk pass warp-specialized (a persistent CTA an SM,
+                         a producer warpgroup loading the next chunk's inputs)
 floor_ms is the backward's: the larger of the bytes it must move (q, k, v, g, do read; dq, dk, dv,
 dg written) over the copy bandwidth and its tensor-core FLOPs over the bf16 matmul rate, both
 measured in this run. Before timing, our dq, dk, dv, dg are compared with chunk_gla's (relative
@@ -34,7 +37,7 @@ from bench_common import (add_flush_argument, call_capi, clock_line, kernel_time
 SHAPES = [(8, 4096, 16, 128, 128), (4, 4096, 32, 64, 64)]
 INPUT_SETS = 2
 FORWARD_VARIANT = "pingpong_fused"
-BACKWARD_VARIANTS = ("saved_states", "materialized")
+BACKWARD_VARIANTS = ("saved_states", "materialized", "saved_states_ws")
 
 
 class OverlapLib:
@@ -151,8 +154,8 @@ def main():
 
             timed += [({"name": "fla_chunk_gla_fwd_bwd"}, fla_fwd_bwd), ({"name": "fla_chunk_gla_bwd"}, fla_bwd)]
         for variant in BACKWARD_VARIANTS:
-            saved = variant == "saved_states"
-            suffix = "" if saved else f"_{variant}"
+            saved = variant.startswith("saved_states")
+            suffix = "" if variant == "saved_states" else f"_{variant}"
             ws = lib.backward_workspace(variant, shape)
             grads = [(torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), torch.empty_like(g))
                      for q, k, v, g, _ in sets]

@@ -158,6 +158,10 @@ __device__ __forceinline__ bool named_sync_or(int id, int threads, bool pred) {
       : "memory");
   return out != 0;
 }
+// Named barrier that also returns whether `pred` held in all of its threads.
+__device__ __forceinline__ bool named_sync_and(int id, int threads, bool pred) {
+  return !named_sync_or(id, threads, !pred);
+}
 // Ordinary shared-memory stores that wgmma (the async proxy) reads next.
 __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");

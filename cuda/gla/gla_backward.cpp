@@ -41,13 +41,18 @@ void check_cuda(int code, std::string_view what, GlaBackwardVariant v) {
 }  // namespace
 
 const std::vector<GlaBackwardVariant>& all_gla_backward_variants() {
-  static const std::vector<GlaBackwardVariant> all = {GlaBackwardVariant::Materialized,
-                                                       GlaBackwardVariant::SavedStates};
+  static const std::vector<GlaBackwardVariant> all = {
+      GlaBackwardVariant::Materialized, GlaBackwardVariant::SavedStates, GlaBackwardVariant::SavedStatesWs};
   return all;
 }
 
 std::string gla_backward_variant_name(GlaBackwardVariant v) {
-  return v == GlaBackwardVariant::Materialized ? "materialized" : "saved_states";
+  switch (v) {
+    case GlaBackwardVariant::Materialized: return "materialized";
+    case GlaBackwardVariant::SavedStates: return "saved_states";
+    case GlaBackwardVariant::SavedStatesWs: return "saved_states_ws";
+  }
+  fail("gla backward: unknown variant {}", static_cast<int>(v));
 }
 
 GlaBackwardVariant parse_gla_backward_variant(std::string_view name) {
@@ -81,7 +86,7 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
                   "gla_backward {}: q, k, v, g, do, dq, dk, dv and dg must be device pointers", name);
   OVERLAP_REQUIRE(!s.has_h0 || a.h0, "gla_backward {}: the shape says h0=1 but h0 is null", name);
   // cp.async moves 16-byte pieces: every tensor it reads must start on a 16-byte boundary.
-  const bool saved = v == GlaBackwardVariant::SavedStates;
+  const bool saved = gla_backward_reads_saved_states(v);
   OVERLAP_REQUIRE(!saved || a.states,
                   "gla_backward {}: states (the forward's saved S_n, GlaDeviceArgs::states) must be a device pointer",
                   name);
@@ -135,7 +140,9 @@ void gla_backward(GlaBackwardVariant v, const GlaBackwardArgs& a, const gla::Gla
   }
   if (launched == cudaSuccess && !saved) launched = gla_backward_launch::states(p, stream);
   if (launched == cudaSuccess) launched = gla_backward_launch::state_grads(p, stream);
-  if (launched == cudaSuccess) launched = gla_backward_launch::chunk_grads(p, stream);
+  if (launched == cudaSuccess)
+    launched = v == GlaBackwardVariant::SavedStatesWs ? gla_backward_launch::chunk_grads_ws(p, stream)
+                                                      : gla_backward_launch::chunk_grads(p, stream);
   if (!a.workspace) check_cuda(cudaFreeAsync(scratch, cs), "workspace release", v);
   check_cuda(launched, "kernel launch", v);
 }

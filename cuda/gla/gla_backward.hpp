@@ -28,7 +28,14 @@ namespace overlap::cuda {
 //   saved_states  S_n as the forward saved them (GlaDeviceArgs::states, bf16): the backward
 //                 walk and the chunk pass only. The forward writes B H NT K V bf16 more; the
 //                 backward skips a walk that reads k, v and g.
-enum class GlaBackwardVariant { Materialized, SavedStates };
+//   saved_states_ws  saved_states with the chunk pass warp-specialized: a persistent CTA an SM
+//                 whose producer warpgroup loads the next chunk's inputs while eight warps work
+//                 on this one (cuda/gla/gla_chunk_grad_ws_kernel.cuh), against saved_states'
+//                 CTA a chunk that loads its own.
+enum class GlaBackwardVariant { Materialized, SavedStates, SavedStatesWs };
+
+// Whether the variant reads the S_n the forward saved (GlaBackwardArgs::states).
+inline bool gla_backward_reads_saved_states(GlaBackwardVariant v) { return v != GlaBackwardVariant::Materialized; }
 
 const std::vector<GlaBackwardVariant>& all_gla_backward_variants();
 std::string gla_backward_variant_name(GlaBackwardVariant variant);
@@ -48,7 +55,8 @@ struct GlaBackwardArgs {
   float* dg = nullptr;        // fp32 [B,T,H,K]
   float* dh0 = nullptr;       // fp32 [B,H,K,V] or null (not wanted)
   // bf16 [B,H,NT,K,V], NT = ceil(T/64): S_n entering every chunk as gla_forward saved them
-  // (GlaDeviceArgs::states); read by saved_states (required there), unused by materialized.
+  // (GlaDeviceArgs::states); read by the saved_states variants (required there), unused by
+  // materialized.
   const void* states = nullptr;
   // Scratch of gla_backward_workspace_bytes; null: allocated on the stream. q, k, v, g, do,
   // states and the workspace must be 16-byte aligned (the kernels copy 16-byte pieces).

@@ -26,6 +26,7 @@
 
 #include "common/mma_operands.cuh"
 #include "common/ptx_sm80.cuh"
+#include "common/sm90_ptx.cuh"
 #include "gla/gla_backward_tiling.hpp"
 #include "gla/gla_gate_cumsum.cuh"
 #include "gla/gla_varlen.cuh"
@@ -60,10 +61,24 @@ struct Params {
   gla_varlen::Plan varlen;
 };
 
-// g -> log2(e) * inclusive cumulative sum over the chunk's rows, in place (gla_gate_cumsum.cuh).
-template <int K, int Threads>
+// The chunk kernel's compute threads, 0 .. kChunkGradThreads-1, meet at named barrier 1: all of
+// the pipelined kernel's threads, the consumers of the warp-specialized one (whose producer
+// warpgroup does not take part).
+constexpr int kChunkBarrier = 1;
+__device__ __forceinline__ void chunk_sync() { sm90::named_sync(kChunkBarrier, kChunkGradThreads); }
+// chunk_sync that also returns whether `pred` held in every compute thread.
+__device__ __forceinline__ bool chunk_sync_and(bool pred) {
+  return sm90::named_sync_and(kChunkBarrier, kChunkGradThreads, pred);
+}
+struct ChunkBarrier {
+  __device__ void operator()() const { chunk_sync(); }
+};
+
+// g -> log2(e) * inclusive cumulative sum over the chunk's rows, in place (gla_gate_cumsum.cuh),
+// by the chunk kernel's compute threads.
+template <int K>
 __device__ void cumsum_log2(float* b, int ld, float* totals) {
-  gla_gates::cumsum_log2<K, Threads, kChunk>(b, ld, totals);
+  gla_gates::cumsum_log2<K, kChunkGradThreads, kChunk, ChunkBarrier>(b, ld, totals);
 }
 
 // acc + <a, b> for 8 bf16 each (16-byte pieces of two rows), summed pairwise in order.
@@ -109,17 +124,19 @@ __device__ __forceinline__ Slice slice_of(const Params& p, int i, int h) {
 }
 
 // cp.async of Rows rows of Cols elements (bf16 or fp32) from a strided source into shared
-// memory with row stride ld; rows at or past `valid` arrive as zeros. A thread keeps one
-// 16-byte column of the rows and steps down them by pointer, so that a piece costs an add and
-// a compare rather than a division and a 64-bit multiply.
+// memory with row stride ld, by Threads threads (tid: this one's index among them); rows at or
+// past `valid` arrive as zeros. A thread keeps one 16-byte column of the rows and steps down
+// them by pointer, so that a piece costs an add and a compare rather than a division and a
+// 64-bit multiply.
 template <int Threads, int Rows, int Cols, class Elem>
-__device__ __forceinline__ void load_rows(Elem* dst, int ld, const Elem* src, long long src_stride, int valid) {
+__device__ __forceinline__ void load_rows(Elem* dst, int ld, const Elem* src, long long src_stride, int valid,
+                                          int tid) {
   constexpr int kPer16 = 16 / sizeof(Elem);
   constexpr int kPieces = Cols / kPer16;       // 16-byte pieces of a row
   constexpr int kRowStep = Threads / kPieces;  // rows between one thread's pieces
   static_assert(kPieces * kPer16 == Cols && kRowStep * kPieces == Threads && Rows % kRowStep == 0,
                 "the threads tile the rows in whole 16-byte columns");
-  const int r0 = threadIdx.x / kPieces, c = (threadIdx.x % kPieces) * kPer16;
+  const int r0 = tid / kPieces, c = (tid % kPieces) * kPer16;
   const Elem* s = src + r0 * src_stride + c;
   Elem* d = dst + r0 * ld + c;
   const long long step = kRowStep * src_stride;

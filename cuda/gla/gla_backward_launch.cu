@@ -2,7 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "gla/gla_backward_launch.hpp"
-#include "gla/gla_chunk_grad_kernel.cuh"
+#include "gla/gla_chunk_grad_ws_kernel.cuh"
 #include "gla/gla_state_walk_kernel.cuh"
 
 namespace overlap::cuda::gla_backward_launch {
@@ -62,6 +62,24 @@ cudaError_t chunk_grads_kv(const Problem& p, cudaStream_t s) {
                 kp, s);
 }
 
+// Persistent: one CTA an SM, or one a chunk where there are fewer.
+template <int K, int V>
+cudaError_t chunk_grads_ws_kv(const Problem& p, cudaStream_t s) {
+  const kern::Params kp = params_of(p);
+  const long long total = p.varlen.cu_seqlens ? (long long)p.max_chunks * p.H : (long long)kp.num_chunks * p.H * p.B;
+  int device = 0, sms = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
+  const dim3 grid(static_cast<unsigned>(total < sms ? total : sms));
+  const auto kernel = kern::gla_chunk_grad_ws_kernel<K, V>;
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           kern::ChunkGradWsLayout<K, V>::kBytes);
+      e != cudaSuccess)
+    return e;
+  kernel<<<grid, kern::kChunkGradWsThreads, kern::ChunkGradWsLayout<K, V>::kBytes, s>>>(kp, total);
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 int states(const Problem& p, CUstream_st* stream) {
@@ -77,6 +95,11 @@ int state_grads(const Problem& p, CUstream_st* stream) {
 int chunk_grads(const Problem& p, CUstream_st* stream) {
   if (p.K == 64) return p.V == 64 ? chunk_grads_kv<64, 64>(p, stream) : chunk_grads_kv<64, 128>(p, stream);
   return p.V == 64 ? chunk_grads_kv<128, 64>(p, stream) : chunk_grads_kv<128, 128>(p, stream);
+}
+
+int chunk_grads_ws(const Problem& p, CUstream_st* stream) {
+  if (p.K == 64) return p.V == 64 ? chunk_grads_ws_kv<64, 64>(p, stream) : chunk_grads_ws_kv<64, 128>(p, stream);
+  return p.V == 64 ? chunk_grads_ws_kv<128, 64>(p, stream) : chunk_grads_ws_kv<128, 128>(p, stream);
 }
 
 }  // namespace overlap::cuda::gla_backward_launch

@@ -34,5 +34,8 @@ int states(const Problem& p, CUstream_st* stream);
 int state_grads(const Problem& p, CUstream_st* stream);
 // Pass 3: dq, dk, dv, dg, one CTA per chunk.
 int chunk_grads(const Problem& p, CUstream_st* stream);
+// Pass 3 warp-specialized: a persistent CTA an SM, a producer warpgroup loading the next
+// chunk's inputs as the compute warps free their buffers (gla_chunk_grad_ws_kernel.cuh).
+int chunk_grads_ws(const Problem& p, CUstream_st* stream);
 
 }  // namespace overlap::cuda::gla_backward_launch

@@ -82,10 +82,32 @@ struct ChunkGradLayout {
   static constexpr int kBytes = kStateDots + kChunkGradThreads * 4;
 };
 
+// Pass 3 warp-specialized (gla_chunk_grad_ws_kernel.cuh): the compute warps above and a producer
+// warpgroup (threads 256-383). Registers after setmaxnreg: 256 * 240 + 128 * 24 = 64512 of the
+// SM's 65536.
+constexpr int kChunkGradProducerThreads = 128;
+constexpr int kChunkGradWsThreads = kChunkGradThreads + kChunkGradProducerThreads;
+constexpr int kChunkGradWsComputeRegs = 240;
+constexpr int kChunkGradWsProducerRegs = 24;
+
+// Its mbarriers, after the compute threads' layout: one per input group the phases wait for,
+// and three the compute threads free buffers through.
+template <int K, int V>
+struct ChunkGradWsLayout {
+  enum Bar { kFullGates, kFullQK, kFullDoV, kFullStates, kFreeAfterGates, kFreeGK, kFreeAfterDv, kBarCount };
+  static constexpr int kBars = (ChunkGradLayout<K, V>::kBytes + 7) / 8 * 8;
+  static constexpr int kBytes = kBars + kBarCount * 8;
+  static_assert(kBytes <= 227 * 1024, "one CTA an SM");
+};
+
 // ChunkGradLayout<K, V>::kBytes for the (K, V) the kernels are built for (64 or 128 each).
 constexpr int chunk_grad_smem_bytes(int K, int V) {
   if (K == 64) return V == 64 ? ChunkGradLayout<64, 64>::kBytes : ChunkGradLayout<64, 128>::kBytes;
   return V == 64 ? ChunkGradLayout<128, 64>::kBytes : ChunkGradLayout<128, 128>::kBytes;
+}
+constexpr int chunk_grad_ws_smem_bytes(int K, int V) {
+  if (K == 64) return V == 64 ? ChunkGradWsLayout<64, 64>::kBytes : ChunkGradWsLayout<64, 128>::kBytes;
+  return V == 64 ? ChunkGradWsLayout<128, 64>::kBytes : ChunkGradWsLayout<128, 128>::kBytes;
 }
 
 }  // namespace overlap::cuda::gla_backward_kernel

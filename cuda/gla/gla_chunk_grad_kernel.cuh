@@ -24,43 +24,32 @@
 
 namespace overlap::cuda::gla_backward_kernel {
 
-// Two CTAs an SM where two layouts fit (K = V = 64): one CTA's loads then overlap the other's
-// work, which asks the compiler for at most 128 registers a thread.
-template <int K, int V>
-constexpr int kChunkGradMinBlocks = 2 * (ChunkGradLayout<K, V>::kBytes + 1024) <= 228 * 1024 ? 2 : 1;
+// The chunk's four input groups, in the order the phases first read them.
+enum class InputGroup { Gates = 0, QK = 1, DoV = 2, States = 3 };
 
-template <int K, int V>
-__global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)) gla_chunk_grad_kernel(const Params p) {
+// One chunk's work, by the kChunkGradThreads compute threads, from inputs that `in` says when
+// they have landed (in.wait(group), for this thread; a barrier follows each), telling `in` when
+// the compute threads are done with them (in.release_after_gates / in.release_after_dv, given
+// whether the chunk took the single-anchor path). The pipelined kernel (cp.async groups its
+// threads issued themselves) and the warp-specialized one (gla_chunk_grad_ws_kernel.cuh: a
+// producer warpgroup's, through mbarriers) share these phases.
+template <int K, int V, class Inputs>
+__device__ __forceinline__ void chunk_grads(const Params& p, const Slice& sl, unsigned char* smem, int n, Inputs& in) {
   using L = ChunkGradLayout<K, V>;
-  extern __shared__ __align__(128) unsigned char smem[];
-  // A dense batch: CTA (n, h, b). A variable-length batch: CTA h + H c for chunk state c, up to
-  // a bound on the chunk count (the CTAs past the true count have nothing to do): the heads of
-  // a chunk side by side, so that the CTAs in flight read whole rows of [T, H, K] rather than
-  // one head's 2 or 4 hundred bytes in each.
-  int n = blockIdx.x, bb = blockIdx.z, h = blockIdx.y;
-  if (p.varlen.cu_seqlens) {
-    h = blockIdx.x % p.H;
-    n = blockIdx.x / p.H;
-    bb = p.varlen.chunk_seq[n];
-    if (bb < 0) return;
-    n -= p.varlen.chunk_begin[bb];
-  }
-  const Slice sl = slice_of<K>(p, bb, h);
   const int warp = threadIdx.x >> 5;
   const int rows0 = (warp % 4) * kSub;  // the 16 rows this warp serves
   const int t0 = n * kChunk;
   const long long qk_stride = (long long)p.H * K, v_stride = (long long)p.H * V;
   float* b = reinterpret_cast<float*>(smem + L::kB);
 
-  load_chunk_grad_inputs<K, V>(p, sl, smem, n);
-  ptx::cp_async_wait<3>();  // g
-  __syncthreads();
-  cumsum_log2<K, kChunkGradThreads>(b, L::kBLd, reinterpret_cast<float*>(smem + L::kTotals));
-  __syncthreads();  // the last row of b is read below
-  const bool mild = __syncthreads_and(threadIdx.x >= K || b[(kChunk - 1) * L::kBLd + threadIdx.x] >=
-                                                              single_anchor::kMinLastGate);
-  ptx::cp_async_wait<2>();  // q, k
-  __syncthreads();
+  in.wait(InputGroup::Gates);
+  chunk_sync();
+  cumsum_log2<K>(b, L::kBLd, reinterpret_cast<float*>(smem + L::kTotals));
+  chunk_sync();  // the last row of b is read below
+  const bool mild = chunk_sync_and(threadIdx.x >= K || b[(kChunk - 1) * L::kBLd + threadIdx.x] >=
+                                                           single_anchor::kMinLastGate);
+  in.wait(InputGroup::QK);
+  chunk_sync();
 
   // Phase B: every warp forms dq and dk for its 16 rows and half the K columns, so that the
   // triangular intra-chunk sums (row block w: w + 1 key blocks for dq, 4 - w for dk) add up to
@@ -76,40 +65,97 @@ __global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)
   const bf16* k_smem = reinterpret_cast<const bf16*>(smem + L::kK);
   if (mild) {
     single_anchor::decay_operands<K, V>(smem);
-    ptx::cp_async_wait<1>();  // do, v
-    __syncthreads();
+    in.wait(InputGroup::DoV);
+    chunk_sync();  // and the phase before it has written what this one reads
     if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
     else single_anchor::form_A<K, V>(smem, rows0, p.scale);
-    ptx::cp_async_wait<0>();
-    __syncthreads();
+    in.wait(InputGroup::States);
+    chunk_sync();  // and the phase before it has written what this one reads
     state_dots<K, V>(smem);  // read in phase C, after several barriers
     single_anchor::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);
     store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, b, L::kBLd, dq, qk_stride, rows0, c0, t0, sl.T);
     single_anchor::form_dk<K, V>(dk_acc, smem, rows0, c0, col_sums);
     store_grad_rows<kNT, true>(dk_acc, diag, q_smem, L::kQkLd, b, L::kBLd, dk, qk_stride, rows0, c0, t0, sl.T);
   } else {
-    ptx::cp_async_wait<1>();  // do, v
-    __syncthreads();
+    in.wait(InputGroup::DoV);
+    chunk_sync();  // and the phase before it has written what this one reads
     if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
     else anchored::form_A<K, V>(smem, rows0, p.scale);
-    ptx::cp_async_wait<0>();
-    __syncthreads();
+    in.wait(InputGroup::States);
+    chunk_sync();  // and the phase before it has written what this one reads
     state_dots<K, V>(smem);
     anchored::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);
     store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, nullptr, 0, dq, qk_stride, rows0, c0, t0, sl.T);
     anchored::form_dk<K, V>(dk_acc, smem, rows0, c0, col_sums);
     store_grad_rows(dk_acc, diag, q_smem, L::kQkLd, nullptr, 0, dk, qk_stride, rows0, c0, t0, sl.T);
   }
-  __syncthreads();  // S_n, v and dA are no longer read: their space takes q dq - k dk
+  chunk_sync();  // S_n, v and dA are no longer read: their space takes q dq - k dk
 
   gates_grad<K, V>(p, smem, dq_acc, dk_acc, rows0, c0, n, mild, p.dg + sl.qk_row0 + t0 * qk_stride, sl.T);
+  in.release_after_gates(mild);
 
   float dv[V / 16][4] = {};
   const int v0 = (warp / 4) * (V / 2);
   dv_from_A<K, V>(dv, smem, rows0, v0);
   if (mild) single_anchor::dv_from_state<K, V>(dv, smem, rows0, v0);
   else anchored::dv_from_state<K, V>(dv, smem, rows0, v0);
+  in.release_after_dv(mild);
   store_rows_bf16(dv, p.dv + sl.v_row0 + t0 * v_stride + v0, v_stride, rows0, t0, sl.T);
+}
+
+// The pipelined kernel's inputs: the four cp.async groups each thread issued at the start
+// (load_chunk_grad_inputs), waited for in order; nothing to release (one chunk a CTA).
+struct OwnLoads {
+  __device__ void wait(InputGroup g) {
+    if (g == InputGroup::Gates) ptx::cp_async_wait<3>();
+    else if (g == InputGroup::QK) ptx::cp_async_wait<2>();
+    else if (g == InputGroup::DoV) ptx::cp_async_wait<1>();
+    else ptx::cp_async_wait<0>();
+  }
+  __device__ void release_after_gates(bool) {}
+  __device__ void release_after_dv(bool) {}
+};
+
+// Chunk i of the launch: a dense batch's (n, h, b) with n fastest, so that the CTAs in flight
+// walk one head's consecutive chunks; a variable-length batch's chunk state i / H of head i % H
+// (the heads of a chunk side by side, so that the CTAs in flight read whole rows of [T, H, K]
+// rather than one head's 2 or 4 hundred bytes each), up to a bound on the chunk count (false:
+// past the true count, nothing to do).
+struct ChunkRef {
+  int n, h, b;
+};
+__device__ __forceinline__ bool chunk_at(const Params& p, long long i, ChunkRef& c) {
+  if (p.varlen.cu_seqlens) {
+    c.h = int(i % p.H);
+    const int state = int(i / p.H);
+    c.b = p.varlen.chunk_seq[state];
+    if (c.b < 0) return false;
+    c.n = state - p.varlen.chunk_begin[c.b];
+    return true;
+  }
+  c.n = int(i % p.num_chunks);
+  const long long bh = i / p.num_chunks;
+  c.h = int(bh % p.H);
+  c.b = int(bh / p.H);
+  return true;
+}
+
+// Two CTAs an SM where two layouts fit (K = V = 64): one CTA's loads then overlap the other's
+// work, which asks the compiler for at most 128 registers a thread.
+template <int K, int V>
+constexpr int kChunkGradMinBlocks = 2 * (ChunkGradLayout<K, V>::kBytes + 1024) <= 228 * 1024 ? 2 : 1;
+
+// The pipelined pass 3: one CTA per chunk, loading its own inputs. Grid: (chunks, H, B) for a
+// dense batch, (chunk state bound x H) for a variable-length one.
+template <int K, int V>
+__global__ void __launch_bounds__(kChunkGradThreads, (kChunkGradMinBlocks<K, V>)) gla_chunk_grad_kernel(const Params p) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  ChunkRef c;
+  if (!chunk_at(p, blockIdx.x + (long long)p.num_chunks * (blockIdx.y + (long long)p.H * blockIdx.z), c)) return;
+  const Slice sl = slice_of<K>(p, c.b, c.h);
+  load_chunk_grad_inputs<K, V>(chunk_sources<K, V>(p, sl, c.n), smem);
+  OwnLoads in;
+  chunk_grads<K, V>(p, sl, smem, c.n, in);
 }
 
 }  // namespace overlap::cuda::gla_backward_kernel

@@ -5,27 +5,72 @@
 
 namespace overlap::cuda::gla_backward_kernel {
 
-// The chunk's inputs in four cp.async groups, in the order the phases first read them, so that
-// each phase waits only for what it reads (one CTA an SM at K = V = 128: nothing else hides the
-// loads): g (the gate sums), q and k (the decay; A), do and v (dA), then S_n and dS_n (R_n on).
+// Where chunk n's inputs start in global memory, and how many of its rows are in the sequence.
+struct ChunkSources {
+  const float* g;
+  const bf16 *q, *k, *do_, *v, *states, *dstates;
+  long long qk_stride, v_stride;
+  int valid;
+};
 template <int K, int V>
-__device__ void load_chunk_grad_inputs(const Params& p, const Slice& sl, unsigned char* smem, int n) {
-  using L = ChunkGradLayout<K, V>;
-  constexpr int kT = kChunkGradThreads;
-  const int t0 = n * kChunk, valid = min(kChunk, sl.T - t0);
-  const long long qk_stride = (long long)p.H * K, v_stride = (long long)p.H * V;
-  const long long qk0 = sl.qk_row0 + t0 * qk_stride, v0 = sl.v_row0 + t0 * v_stride;
+__device__ ChunkSources chunk_sources(const Params& p, const Slice& sl, int n) {
+  const int t0 = n * kChunk;
+  ChunkSources c;
+  c.qk_stride = (long long)p.H * K;
+  c.v_stride = (long long)p.H * V;
+  c.valid = min(kChunk, sl.T - t0);
+  const long long qk0 = sl.qk_row0 + t0 * c.qk_stride, v0 = sl.v_row0 + t0 * c.v_stride;
   const long long state = sl.states0 + (long long)n * K * V;
-  load_rows<kT, kChunk, K>(reinterpret_cast<float*>(smem + L::kB), L::kBLd, p.g + qk0, qk_stride, valid);
+  c.g = p.g + qk0;
+  c.q = p.q + qk0;
+  c.k = p.k + qk0;
+  c.do_ = p.do_ + v0;
+  c.v = p.v + v0;
+  c.states = p.states + state;
+  c.dstates = p.dstates + state;
+  return c;
+}
+
+// One of the chunk's inputs into its place in shared memory (cp.async by Threads threads, tid
+// this one's index among them; rows past the sequence arrive as zeros).
+enum class ChunkInput { G, Q, K, Do, V, Sn, DS };
+template <int K, int V, int Threads, ChunkInput In>
+__device__ __forceinline__ void load_chunk_input(const ChunkSources& c, unsigned char* smem, int tid) {
+  using L = ChunkGradLayout<K, V>;
+  if constexpr (In == ChunkInput::G)
+    load_rows<Threads, kChunk, K>(reinterpret_cast<float*>(smem + L::kB), L::kBLd, c.g, c.qk_stride, c.valid, tid);
+  else if constexpr (In == ChunkInput::Q)
+    load_rows<Threads, kChunk, K>(reinterpret_cast<bf16*>(smem + L::kQ), L::kQkLd, c.q, c.qk_stride, c.valid, tid);
+  else if constexpr (In == ChunkInput::K)
+    load_rows<Threads, kChunk, K>(reinterpret_cast<bf16*>(smem + L::kK), L::kQkLd, c.k, c.qk_stride, c.valid, tid);
+  else if constexpr (In == ChunkInput::Do)
+    load_rows<Threads, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kDo), L::kVLd, c.do_, c.v_stride, c.valid, tid);
+  else if constexpr (In == ChunkInput::V)
+    load_rows<Threads, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kV), L::kVLd, c.v, c.v_stride, c.valid, tid);
+  else if constexpr (In == ChunkInput::Sn)
+    load_rows<Threads, K, V>(reinterpret_cast<bf16*>(smem + L::kSn), L::kVLd, c.states, V, K, tid);
+  else
+    load_rows<Threads, K, V>(reinterpret_cast<bf16*>(smem + L::kDS), L::kVLd, c.dstates, V, K, tid);
+}
+
+// The pipelined kernel's loads: the chunk's inputs in four cp.async groups, in the order the
+// phases first read them, so that each phase waits only for what it reads (one CTA an SM at
+// K = V = 128: nothing else hides the loads): g (the gate sums), q and k (the decay; A), do and
+// v (dA), then S_n and dS_n (R_n on).
+template <int K, int V>
+__device__ void load_chunk_grad_inputs(const ChunkSources& c, unsigned char* smem) {
+  constexpr int kT = kChunkGradThreads;
+  const int tid = threadIdx.x;
+  load_chunk_input<K, V, kT, ChunkInput::G>(c, smem, tid);
   ptx::cp_async_commit();
-  load_rows<kT, kChunk, K>(reinterpret_cast<bf16*>(smem + L::kQ), L::kQkLd, p.q + qk0, qk_stride, valid);
-  load_rows<kT, kChunk, K>(reinterpret_cast<bf16*>(smem + L::kK), L::kQkLd, p.k + qk0, qk_stride, valid);
+  load_chunk_input<K, V, kT, ChunkInput::Q>(c, smem, tid);
+  load_chunk_input<K, V, kT, ChunkInput::K>(c, smem, tid);
   ptx::cp_async_commit();
-  load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kDo), L::kVLd, p.do_ + v0, v_stride, valid);
-  load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(smem + L::kV), L::kVLd, p.v + v0, v_stride, valid);
+  load_chunk_input<K, V, kT, ChunkInput::Do>(c, smem, tid);
+  load_chunk_input<K, V, kT, ChunkInput::V>(c, smem, tid);
   ptx::cp_async_commit();
-  load_rows<kT, K, V>(reinterpret_cast<bf16*>(smem + L::kSn), L::kVLd, p.states + state, V, K);
-  load_rows<kT, K, V>(reinterpret_cast<bf16*>(smem + L::kDS), L::kVLd, p.dstates + state, V, K);
+  load_chunk_input<K, V, kT, ChunkInput::Sn>(c, smem, tid);
+  load_chunk_input<K, V, kT, ChunkInput::DS>(c, smem, tid);
   ptx::cp_async_commit();
 }
 
@@ -194,7 +239,7 @@ __device__ void gates_grad(const Params& p, unsigned char* smem, const float (&d
       *reinterpret_cast<float2*>(da + r * L::kDgLd + c) =
           make_float2(xv.x * dq[nt][e] - yv.x * dk[nt][e], xv.y * dq[nt][e + 1] - yv.y * dk[nt][e + 1]);
     }
-  __syncthreads();
+  chunk_sync();
   constexpr int kParts = kChunkGradThreads / K, kRows = kChunk / kParts;
   const int c = threadIdx.x % K, part = threadIdx.x / K;
   float suffix[kRows];
@@ -205,7 +250,7 @@ __device__ void gates_grad(const Params& p, unsigned char* smem, const float (&d
     suffix[r] = run;
   }
   totals[part * K + c] = run;
-  __syncthreads();
+  chunk_sync();
   const float* state_dots = reinterpret_cast<const float*>(smem + L::kStateDots);
   float r_n = 0.f;
 #pragma unroll

@@ -60,7 +60,7 @@ __device__ void decay_operands(unsigned char* smem) {
       self_dots[threadIdx.x / 8 + kRowsAtOnce] = dot[1];
     }
   }
-  __syncthreads();  // q and k are read, and b_last by every thread, before they change in place
+  chunk_sync();  // q and k are read, and b_last by every thread, before they change in place
   // Rows t0, t0 + kRowStep, ...: read kBatch of them before writing any back, so that the
   // reads are not held behind the in-place writes the compiler cannot tell apart from them.
   constexpr int kRowStep = kChunkGradThreads / (K / 2), kBatch = 8;

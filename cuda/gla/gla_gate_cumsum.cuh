@@ -6,10 +6,15 @@ namespace overlap::cuda::gla_gates {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
+// The barrier among the threads that scan: the whole CTA unless a kernel names another.
+struct CtaBarrier {
+  __device__ void operator()() const { __syncthreads(); }
+};
+
 // g -> log2(e) * inclusive cumulative sum over a chunk's Chunk rows, in place (row stride ld).
 // The rows are cut into Threads/K parts; each thread scans one column of one part, then adds
-// the totals of the parts above it (through `totals`, Threads floats).
-template <int K, int Threads, int Chunk>
+// the totals of the parts above it (through `totals`, Threads floats), meeting at `Barrier`.
+template <int K, int Threads, int Chunk, class Barrier = CtaBarrier>
 __device__ void cumsum_log2(float* b, int ld, float* totals) {
   constexpr int kParts = Threads / K;
   constexpr int kRows = Chunk / kParts;
@@ -26,7 +31,7 @@ __device__ void cumsum_log2(float* b, int ld, float* totals) {
   }
   if constexpr (kParts > 1) {
     totals[part * K + c] = acc;
-    __syncthreads();
+    Barrier{}();
     float carry = 0.f;
 #pragma unroll
     for (int p = 0; p < kParts - 1; ++p)

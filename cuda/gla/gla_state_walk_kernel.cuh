@@ -27,10 +27,10 @@ __device__ void load_walk_chunk(const Params& p, long long x0, long long y0, uns
   const bf16* x = (W == Walk::States ? p.k : p.q) + x0 + t0 * x_stride;
   const bf16* y = (W == Walk::States ? p.v : p.do_) + y0 + t0 * y_stride;
   constexpr int kT = kWalkThreads;
-  load_rows<kT, kChunk, kWalkRows>(reinterpret_cast<bf16*>(stage + L::kX), L::kXLd, x, x_stride, valid);
-  load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(stage + L::kY), L::kYLd, y, y_stride, valid);
+  load_rows<kT, kChunk, kWalkRows>(reinterpret_cast<bf16*>(stage + L::kX), L::kXLd, x, x_stride, valid, threadIdx.x);
+  load_rows<kT, kChunk, V>(reinterpret_cast<bf16*>(stage + L::kY), L::kYLd, y, y_stride, valid, threadIdx.x);
   load_rows<kT, kChunk, kWalkRows>(reinterpret_cast<float*>(stage + L::kB), L::kBLd, p.g + x0 + t0 * x_stride,
-                                    x_stride, valid);
+                                    x_stride, valid, threadIdx.x);
 }
 
 // One chunk's operand decayed in place, from its gates g (log_e, per step and channel):

@@ -23,7 +23,7 @@ std::vector<GpuVariant> gla_backward_gpu_variants() {
     gv.output_dtype = [](const std::string& output) {
       return output == "dg" || output == "dh0" ? DType::F32 : DType::BF16;
     };
-    if (v == cuda::GlaBackwardVariant::SavedStates)
+    if (cuda::gla_backward_reads_saved_states(v))
       gv.prepare = [](const ShapeArgs& args, const DeviceTensors& in, cudaStream_t stream) {
         gla::GlaShape shape = gla::GlaShape::from_args(args);
         shape.want_hT = false;

@@ -1,6 +1,7 @@
 // gla_backward (the gradients of gla, issue 18): the `materialized` variant, our three passes
-// (cuda/gla/gla_backward_common.cuh), and `saved_states`, passes 2 and 3 on the S_n the forward
-// saved (the forward's extra writes: gla_saved_states_bytes):
+// (cuda/gla/gla_backward_common.cuh), `saved_states`, passes 2 and 3 on the S_n the forward
+// saved (the forward's extra writes: gla_saved_states_bytes), and `saved_states_ws`, the same
+// with pass 3 warp-specialized:
 //   1. and 2. two walks over the chunks (gla_state_walk_kernel.cuh), per (b, h, 64 rows of the
 //      state), carrying S forwards and dS backwards in registers: every S_n and dS_n in bf16;
 //   3. chunk grads (gla_chunk_grad_kernel.cuh): one CTA per (b, h, chunk) forms dq, dk, dv, dg.
@@ -215,12 +216,55 @@ std::vector<Step> single_anchor_chunk_phases(const HardwareProfile& hw, double K
   return steps;
 }
 
-// Pass 3 as the kernel runs it (gla_chunk_grad_kernel.cuh): one chunk per CTA, its loads in four
-// cp.async groups in the order the phases first read them, each phase waiting only for its own
-// (g before the gate sums, q and k before the decay, do and v before dA / A, S_n and dS_n before
-// R_n); the stores issued as each phase ends, not waited for.
-KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d) {
+// Pass 3's four input groups, in the order its phases first read them, each with the label
+// prefix of the first phase that reads it (single_anchor_chunk_phases).
+struct InputGroup {
+  std::vector<Step> loads;
+  std::string first_phase;
+};
+std::vector<InputGroup> chunk_input_groups(const GlaKernelShape& d, CopyEngine engine) {
   const double C = kChunk, K = double(d.K), V = double(d.V);
+  return {{{load(C * K * 4, 1.0, engine, "load g")}, "gate cumsum"},
+          {{load(C * K * 2, 1.0, engine, "load q"), load(C * K * 2, 1.0, engine, "load k")}, "decay q, k"},
+          {{load(C * V * 2, 1.0, engine, "load do"), load(C * V * 2, 1.0, engine, "load v")}, "dA, A"},
+          {{load(K * V * 2, 1.0, engine, "load S_n"), load(K * V * 2, 1.0, engine, "load dS_n")}, "R_n"}};
+}
+
+// The compute warps' chunk: the phases, each input group waited for (barrier = its index)
+// before the first phase that reads it; `after` adds steps after the last step of the phase
+// whose label starts with a given prefix. Then the stores, issued as each phase ends, not
+// waited for (STG from registers).
+std::vector<Step> compute_chunk(const HardwareProfile& hw, const GlaKernelShape& d, CopyEngine engine,
+                                const std::vector<std::pair<std::string, std::vector<Step>>>& after = {}) {
+  const double C = kChunk, K = double(d.K), V = double(d.V);
+  const std::vector<InputGroup> groups = chunk_input_groups(d, engine);
+  const std::vector<Step> phases = single_anchor_chunk_phases(hw, K, V);
+  std::vector<Step> body;
+  std::size_t next_group = 0;
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    const Step& s = phases[i];
+    if (next_group < groups.size() && s.label.rfind(groups[next_group].first_phase, 0) == 0) {
+      body.push_back(wait(int(next_group), 0, "wait " + groups[next_group].first_phase + " inputs"));
+      ++next_group;
+    }
+    body.push_back(s);
+    for (const auto& [prefix, steps] : after) {
+      const bool last_of_phase = s.label.rfind(prefix + ":", 0) == 0 &&
+                                 (i + 1 == phases.size() || phases[i + 1].label.rfind(prefix + ":", 0) != 0);
+      if (last_of_phase) body.insert(body.end(), steps.begin(), steps.end());
+    }
+  }
+  OVERLAP_REQUIRE(next_group == groups.size(), "gla_backward chunk grads: a load group no phase waits for");
+  for (const Step& s : {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
+                        store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")})
+    body.push_back(issued(s, -1, 0));
+  return body;
+}
+
+// Pass 3 as the pipelined kernel runs it (gla_chunk_grad_kernel.cuh): one chunk per CTA, its
+// loads in the four cp.async groups, each phase waiting only for its own (g before the gate
+// sums, q and k before the decay, do and v before dA / A, S_n and dS_n before R_n).
+KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d) {
   const CopyEngine engine = engine_on(hw);
   KernelSpec k;
   k.name = "gla_backward_chunk_grads";
@@ -229,53 +273,88 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
   k.regs_per_cta = regs_for_warps(tiling::kChunkGradWarps, chunk_grad_regs(d.K, d.V));
   k.smem_bytes = tiling::chunk_grad_smem_bytes(int(d.K), int(d.V));
   k.tiles = 1;
-  struct Group {
-    std::vector<Step> loads;
-    std::string first_phase;  // the label prefix of the first phase that reads them
-  };
-  const std::vector<Group> groups = {
-      {{load(C * K * 4, 1.0, engine, "load g")}, "gate cumsum"},
-      {{load(C * K * 2, 1.0, engine, "load q"), load(C * K * 2, 1.0, engine, "load k")}, "decay q, k"},
-      {{load(C * V * 2, 1.0, engine, "load do"), load(C * V * 2, 1.0, engine, "load v")}, "dA, A"},
-      {{load(K * V * 2, 1.0, engine, "load S_n"), load(K * V * 2, 1.0, engine, "load dS_n")}, "R_n"}};
   Role r;
   r.name = "warps";
   r.warps = tiling::kChunkGradWarps;
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    k.barriers.push_back({groups[g].first_phase + " inputs", int(groups[g].loads.size())});
-    for (const Step& s : groups[g].loads) r.body.push_back(issued(s, int(g), 0));
+  for (const InputGroup& g : chunk_input_groups(d, engine)) {
+    k.barriers.push_back({g.first_phase + " inputs", int(g.loads.size())});
+    for (const Step& s : g.loads) r.body.push_back(issued(s, int(k.barriers.size()) - 1, 0));
   }
-  std::size_t next_group = 0;
-  for (const Step& s : single_anchor_chunk_phases(hw, K, V)) {
-    if (next_group < groups.size() && s.label.rfind(groups[next_group].first_phase, 0) == 0) {
-      r.body.push_back(wait(int(next_group), 0, "wait " + groups[next_group].first_phase + " inputs"));
-      ++next_group;
-    }
-    r.body.push_back(s);
-  }
-  OVERLAP_REQUIRE(next_group == groups.size(), "gla_backward chunk grads: a load group no phase waits for");
-  // STG from registers as each phase ends, not waited for.
-  for (const Step& s : {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
-                        store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")})
-    r.body.push_back(issued(s, -1, 0));
+  const std::vector<Step> chunk = compute_chunk(hw, d, engine);
+  r.body.insert(r.body.end(), chunk.begin(), chunk.end());
   k.roles.push_back(std::move(r));
   return k;
 }
 
-// The kernels of a variant: saved_states reads S_n from the forward and skips pass 1.
-std::vector<KernelSpec> kernels_of(const HardwareProfile& hw, const GlaKernelShape& d, bool saved) {
+// Pass 3 warp-specialized (gla_chunk_grad_ws_kernel.cuh): a persistent CTA an SM walks chunks
+// x, x + grid, ...; its producer warpgroup loads chunk i + 1's q, v, S_n as soon as the compute
+// warps have formed chunk i's dg (and g, k then: the single-anchor path the model times no
+// longer reads them), and do, dS_n once they have formed its dv. The compute warps wait for each
+// group where the pipelined kernel does, and free buffers after a barrier of their own.
+KernelSpec chunk_grad_ws_kernel(const HardwareProfile& hw, const GlaKernelShape& d) {
+  const CopyEngine engine = engine_on(hw);
+  const std::int64_t chunks = d.B * d.H * ((d.T + kChunk - 1) / kChunk);
+  KernelSpec k;
+  k.name = "gla_backward_chunk_grads_ws";
+  k.ctas = std::min<std::int64_t>(chunks, hw.sm_count);
+  k.tiles = int((chunks + k.ctas - 1) / k.ctas);
+  k.threads_per_cta = tiling::kChunkGradWsThreads;
+  k.regs_per_cta = regs_for_warps(tiling::kChunkGradWarps, tiling::kChunkGradWsComputeRegs) +
+                   regs_for_warps(tiling::kChunkGradProducerThreads / 32, tiling::kChunkGradWsProducerRegs);
+  k.smem_bytes = tiling::chunk_grad_ws_smem_bytes(int(d.K), int(d.V));
+  const std::vector<InputGroup> groups = chunk_input_groups(d, engine);
+  enum { kGates, kQK, kDoV, kStates, kFreeAfterDg, kFreeGK, kFreeAfterDv };
+  for (const InputGroup& g : groups) k.barriers.push_back({g.first_phase + " inputs", int(g.loads.size())});
+  k.barriers.push_back({"q, v, S_n buffers free", 1});
+  k.barriers.push_back({"g, k buffers free", 1});
+  k.barriers.push_back({"do, dS_n buffers free", 1});
+
+  Role producer;
+  producer.name = "producer warpgroup";
+  producer.warps = tiling::kChunkGradProducerThreads / 32;
+  producer.body = {wait(kFreeAfterDg, -1, "wait q, v, S_n buffers"),
+                   issued(groups[kQK].loads[0], kQK, 0),
+                   issued(groups[kDoV].loads[1], kDoV, 0),
+                   issued(groups[kStates].loads[0], kStates, 0),
+                   wait(kFreeGK, -1, "wait g, k buffers"),
+                   issued(groups[kGates].loads[0], kGates, 0),
+                   issued(groups[kQK].loads[1], kQK, 0),
+                   wait(kFreeAfterDv, -1, "wait do, dS_n buffers"),
+                   issued(groups[kDoV].loads[0], kDoV, 0),
+                   issued(groups[kStates].loads[1], kStates, 0)};
+  k.roles.push_back(std::move(producer));
+
+  Role compute;
+  compute.name = "compute warps";
+  compute.warps = tiling::kChunkGradWarps;
+  const Step release_barrier = delay(hw.cta_barrier_cycles() * hw.cycle_ns(), "barrier before a release");
+  compute.body = compute_chunk(
+      hw, d, engine,
+      {{"dg", {release_barrier, arrive(kFreeAfterDg, 0), arrive(kFreeGK, 0)}},
+       {"dv", {release_barrier, arrive(kFreeAfterDv, 0)}}});
+  k.roles.push_back(std::move(compute));
+  return k;
+}
+
+// The variants: materialized walks for S_n (pass 1), the others read the forward's; saved_states_ws
+// runs pass 3 warp-specialized.
+enum class Variant { Materialized, SavedStates, SavedStatesWs };
+
+std::vector<KernelSpec> kernels_of(const HardwareProfile& hw, const GlaKernelShape& d, Variant v) {
   std::vector<KernelSpec> out;
-  if (!saved) out.push_back(state_walk_kernel(hw, d, true));
+  if (v == Variant::Materialized) out.push_back(state_walk_kernel(hw, d, true));
   out.push_back(state_walk_kernel(hw, d, false));
-  out.push_back(chunk_grad_kernel(hw, d));
+  out.push_back(v == Variant::SavedStatesWs ? chunk_grad_ws_kernel(hw, d) : chunk_grad_kernel(hw, d));
   return out;
 }
 
-std::string cannot_run(const HardwareProfile& hw, const ShapeArgs& shape, bool saved) {
+std::string cannot_run(const HardwareProfile& hw, const ShapeArgs& shape, Variant v) {
   const GlaKernelShape d = dims(shape);
   if ((d.K != 64 && d.K != 128) || (d.V != 64 && d.V != 128))
     return fmt::format("gla_backward needs K and V in {{64, 128}} (K={}, V={})", d.K, d.V);
-  for (const KernelSpec& k : kernels_of(hw, d, saved)) {
+  if (v == Variant::SavedStatesWs && !hw.has_wgmma())
+    return fmt::format("saved_states_ws needs setmaxnreg (sm_90 on; {} is sm_{})", hw.name, hw.compute_capability);
+  for (const KernelSpec& k : kernels_of(hw, d, v)) {
     const std::string why = why_kernel_does_not_fit(hw, k);
     if (!why.empty()) return why;
   }
@@ -290,19 +369,30 @@ double gla_saved_states_bytes(const ShapeArgs& shape) {
 }
 
 std::vector<VariantModel> gla_backward_variant_models() {
+  struct Named {
+    Variant v;
+    const char* name;
+    const char* description;
+  };
+  const Named variants[] = {
+      {Variant::Materialized, "materialized",
+       "S_n and dS_n written by a forward and a backward walk over the chunks, then one CTA per chunk forms dq, "
+       "dk, dv, dg (mma.sync)"},
+      {Variant::SavedStates, "saved_states",
+       "S_n as the forward saved them (it writes B H NT K V bf16 more); a backward walk writes every dS_n, then "
+       "one CTA per chunk forms dq, dk, dv, dg (mma.sync)"},
+      {Variant::SavedStatesWs, "saved_states_ws",
+       "saved_states with the chunk pass warp-specialized: a persistent CTA an SM, a producer warpgroup loading "
+       "the next chunk's inputs as the compute warps free their buffers"}};
   std::vector<VariantModel> out;
-  for (const bool saved : {false, true}) {
+  for (const Named& n : variants) {
     VariantModel m;
     m.workload = "gla_backward";
-    m.name = saved ? "saved_states" : "materialized";
-    m.description = saved ? "S_n as the forward saved them (it writes B H NT K V bf16 more); a backward walk writes "
-                            "every dS_n, then one CTA per chunk forms dq, dk, dv, dg (mma.sync)"
-                          : "S_n and dS_n written by a forward and a backward walk over the chunks, then one CTA per "
-                            "chunk forms dq, dk, dv, dg (mma.sync)";
-    m.cannot_run = [saved](const HardwareProfile& hw, const ShapeArgs& shape) { return cannot_run(hw, shape, saved); };
-    m.build = [saved](const HardwareProfile& hw, const ShapeArgs& shape) {
-      return kernels_of(hw, dims(shape), saved);
-    };
+    m.name = n.name;
+    m.description = n.description;
+    const Variant v = n.v;
+    m.cannot_run = [v](const HardwareProfile& hw, const ShapeArgs& shape) { return cannot_run(hw, shape, v); };
+    m.build = [v](const HardwareProfile& hw, const ShapeArgs& shape) { return kernels_of(hw, dims(shape), v); };
     out.push_back(std::move(m));
   }
   return out;

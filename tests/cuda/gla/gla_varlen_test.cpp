@@ -150,7 +150,7 @@ TEST_P(GlaVarlenGpu, EverySequenceMatchesTheOracleAlone) {
   fa.h0 = s.has_h0 ? static_cast<const float*>(h0.get()) : nullptr;
   fa.o = o.get();
   fa.hT = s.want_hT ? static_cast<float*>(hT.get()) : nullptr;
-  fa.states = variant == GlaBackwardVariant::SavedStates ? states.get() : nullptr;
+  fa.states = gla_backward_reads_saved_states(variant) ? states.get() : nullptr;
   fa.varlen = varlen;
   gla_forward({gla::Schedule::Pingpong, gla::StateCarry::Fused}, fa, s, nullptr);
   OVERLAP_GPU_TEST_OK(cudaDeviceSynchronize());
