@@ -29,7 +29,7 @@ using gpu_test::expect_outputs_pass;
 using gpu_test::gpu_present;
 using gpu_test::VectorCase;
 
-// Odd T (1, 63, 130, 257, 1000: tail chunks; 64 and 128 exactly), K and V in {64, 128}, gates from
+// Odd T (1, 63, 130, 257, 1000, 1500, 2000: tail chunks; 64 and 128 exactly), K and V in {64, 128}, gates from
 // mild (default, about -0.05 a step) through mixed (-0.85) to strong (-7, where any unanchored
 // chunk formula overflows), with and without h0 / hT (so with and without dh0 / dhT).
 const std::vector<VectorCase> kCases = {
@@ -45,6 +45,11 @@ const std::vector<VectorCase> kCases = {
     {"B=1,T=1000,H=1,K=64,V=64,h0=0,hT=1", "default", 20},
     {"B=2,T=700,H=2,K=128,V=128,h0=1,hT=1", "mixed_gates", 21},
     {"B=1,T=640,H=3,K=64,V=128,h0=1,hT=1", "mixed_gates", 22},
+    // More chunks than an H100 or H200 has SMs (768, 288): saved_states_ws's persistent CTAs take
+    // several each, through both of its buffer hand-offs (mixed gates: single-anchor and anchored
+    // chunks in turn).
+    {"B=3,T=2000,H=8,K=64,V=64,h0=1,hT=1", "mixed_gates", 23},
+    {"B=2,T=1500,H=6,K=128,V=128,h0=0,hT=1", "mixed_gates", 24},
 };
 
 class GlaBackwardGpu : public ::testing::TestWithParam<std::tuple<GlaBackwardVariant, VectorCase>> {};
