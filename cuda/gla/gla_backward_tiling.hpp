@@ -86,6 +86,7 @@ struct ChunkGradLayout {
 // warpgroup (threads 256-383). Registers after setmaxnreg: 256 * 240 + 128 * 24 = 64512 of the
 // SM's 65536.
 constexpr int kChunkGradProducerThreads = 128;
+constexpr int kChunkGradProducerStreamThreads = kChunkGradProducerThreads / 2;  // two load streams
 constexpr int kChunkGradWsThreads = kChunkGradThreads + kChunkGradProducerThreads;
 constexpr int kChunkGradWsComputeRegs = 240;
 constexpr int kChunkGradWsProducerRegs = 24;

@@ -11,8 +11,8 @@
 //     took the single-anchor path, g and k (dv reads their decayed copy kF then);
 //   after dv (phase D): do, dS_n, and g and k on the anchored path.
 // Each input group the phases wait for (g; q, k; do, v; S_n, dS_n) completes an mbarrier when its
-// last cp.async lands (cp.async.mbarrier.arrive.noinc, one arrival per producer thread); the
-// compute threads free buffers through three more (one arrival each, after a barrier).
+// last cp.async lands (cp.async.mbarrier.arrive.noinc); the compute threads free buffers through
+// three more (one arrival each, after a barrier).
 #include "gla/gla_chunk_grad_kernel.cuh"
 
 namespace overlap::cuda::gla_backward_kernel {
@@ -40,33 +40,45 @@ struct ProducerLoads {
   }
 };
 
-// The producer warpgroup: for each chunk this CTA takes, waits for the buffers the previous one
-// frees, in the order they come free, and loads into them.
+// The producer warpgroup, as two streams of two warps, each for every chunk this CTA takes
+// waiting for the buffers the previous chunk frees, in the order they come free, and loading into
+// them. A cp.async arrival counts every earlier copy of its thread, so each group the compute
+// warps wait for first (g, then do) has a stream that issues nothing else before it:
+//   stream 0 (warps 8-9):   g | k | do              after g, k free (mild: dg; else dv), then dv
+//   stream 1 (warps 10-11): q, v, S_n | dS_n        after dg, then dv
+// Arrivals a chunk: g 64 (stream 0); q, k 128 (both); do, v 128 (both); S_n, dS_n 64 (stream 1).
 template <int K, int V>
 __device__ void produce_chunk_inputs(const Params& p, long long total, unsigned char* smem, std::uint64_t* bars) {
   using W = ChunkGradWsLayout<K, V>;
-  constexpr int kT = kChunkGradProducerThreads;
-  const int tid = threadIdx.x - kChunkGradThreads;
+  constexpr int kT = kChunkGradProducerStreamThreads;
+  const int tid = (threadIdx.x - kChunkGradThreads) % kT;
+  const bool first_stream = threadIdx.x - kChunkGradThreads < kT;
   unsigned it = 0;
   for (long long i = blockIdx.x; i < total; i += gridDim.x) {
     ChunkRef c;
     if (!chunk_at(p, i, c)) continue;
     const ChunkSources src = chunk_sources<K, V>(p, slice_of<K>(p, c.b, c.h), c.n);
     const unsigned prev = (it - 1) & 1;  // the previous chunk's release
-    if (it > 0) sm90::mbar_wait(bars + W::kFreeAfterGates, prev);
-    load_chunk_input<K, V, kT, ChunkInput::Q>(src, smem, tid);
-    load_chunk_input<K, V, kT, ChunkInput::V>(src, smem, tid);
-    load_chunk_input<K, V, kT, ChunkInput::Sn>(src, smem, tid);
-    if (it > 0) sm90::mbar_wait(bars + W::kFreeGK, prev);
-    load_chunk_input<K, V, kT, ChunkInput::G>(src, smem, tid);
-    ptx::cp_async_mbar_arrive_noinc(bars + W::kFullGates);
-    load_chunk_input<K, V, kT, ChunkInput::K>(src, smem, tid);
-    ptx::cp_async_mbar_arrive_noinc(bars + W::kFullQK);
-    if (it > 0) sm90::mbar_wait(bars + W::kFreeAfterDv, prev);
-    load_chunk_input<K, V, kT, ChunkInput::Do>(src, smem, tid);
-    ptx::cp_async_mbar_arrive_noinc(bars + W::kFullDoV);
-    load_chunk_input<K, V, kT, ChunkInput::DS>(src, smem, tid);
-    ptx::cp_async_mbar_arrive_noinc(bars + W::kFullStates);
+    if (first_stream) {
+      if (it > 0) sm90::mbar_wait(bars + W::kFreeGK, prev);
+      load_chunk_input<K, V, kT, ChunkInput::G>(src, smem, tid);
+      ptx::cp_async_mbar_arrive_noinc(bars + W::kFullGates);
+      load_chunk_input<K, V, kT, ChunkInput::K>(src, smem, tid);
+      ptx::cp_async_mbar_arrive_noinc(bars + W::kFullQK);
+      if (it > 0) sm90::mbar_wait(bars + W::kFreeAfterDv, prev);
+      load_chunk_input<K, V, kT, ChunkInput::Do>(src, smem, tid);
+      ptx::cp_async_mbar_arrive_noinc(bars + W::kFullDoV);
+    } else {
+      if (it > 0) sm90::mbar_wait(bars + W::kFreeAfterGates, prev);
+      load_chunk_input<K, V, kT, ChunkInput::Q>(src, smem, tid);
+      ptx::cp_async_mbar_arrive_noinc(bars + W::kFullQK);
+      load_chunk_input<K, V, kT, ChunkInput::V>(src, smem, tid);
+      ptx::cp_async_mbar_arrive_noinc(bars + W::kFullDoV);
+      load_chunk_input<K, V, kT, ChunkInput::Sn>(src, smem, tid);
+      if (it > 0) sm90::mbar_wait(bars + W::kFreeAfterDv, prev);
+      load_chunk_input<K, V, kT, ChunkInput::DS>(src, smem, tid);
+      ptx::cp_async_mbar_arrive_noinc(bars + W::kFullStates);
+    }
     ++it;
   }
   ptx::cp_async_wait<0>();  // nothing of ours lands after the CTA has gone
@@ -80,7 +92,12 @@ __global__ void __launch_bounds__(kChunkGradWsThreads, 1) gla_chunk_grad_ws_kern
   extern __shared__ __align__(128) unsigned char smem[];
   auto* bars = reinterpret_cast<std::uint64_t*>(smem + W::kBars);
   if (threadIdx.x == 0) {
-    for (int b = W::kFullGates; b <= W::kFullStates; ++b) sm90::mbar_init(bars + b, kChunkGradProducerThreads);
+    // Arrivals a chunk (produce_chunk_inputs): one per thread of the streams that load a group.
+    constexpr int kStream = kChunkGradProducerStreamThreads;
+    sm90::mbar_init(bars + W::kFullGates, kStream);
+    sm90::mbar_init(bars + W::kFullQK, 2 * kStream);
+    sm90::mbar_init(bars + W::kFullDoV, 2 * kStream);
+    sm90::mbar_init(bars + W::kFullStates, kStream);
     for (int b = W::kFreeAfterGates; b <= W::kFreeAfterDv; ++b) sm90::mbar_init(bars + b, 1);
     sm90::mbar_init_fence();
   }

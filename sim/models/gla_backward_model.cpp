@@ -309,20 +309,22 @@ KernelSpec chunk_grad_ws_kernel(const HardwareProfile& hw, const GlaKernelShape&
   k.barriers.push_back({"g, k buffers free", 1});
   k.barriers.push_back({"do, dS_n buffers free", 1});
 
-  Role producer;
-  producer.name = "producer warpgroup";
-  producer.warps = tiling::kChunkGradProducerThreads / 32;
-  producer.body = {wait(kFreeAfterDg, -1, "wait q, v, S_n buffers"),
-                   issued(groups[kQK].loads[0], kQK, 0),
-                   issued(groups[kDoV].loads[1], kDoV, 0),
-                   issued(groups[kStates].loads[0], kStates, 0),
-                   wait(kFreeGK, -1, "wait g, k buffers"),
-                   issued(groups[kGates].loads[0], kGates, 0),
-                   issued(groups[kQK].loads[1], kQK, 0),
-                   wait(kFreeAfterDv, -1, "wait do, dS_n buffers"),
-                   issued(groups[kDoV].loads[0], kDoV, 0),
-                   issued(groups[kStates].loads[1], kStates, 0)};
-  k.roles.push_back(std::move(producer));
+  // Two load streams of two warps each (gla_chunk_grad_ws_kernel.cuh), so that g and do, the
+  // groups the compute warps wait for first, never queue behind another group's copies.
+  Role first;
+  first.name = "producer stream 0 (g, k, do)";
+  first.warps = tiling::kChunkGradProducerStreamThreads / 32;
+  first.body = {wait(kFreeGK, -1, "wait g, k buffers"), issued(groups[kGates].loads[0], kGates, 0),
+                issued(groups[kQK].loads[1], kQK, 0), wait(kFreeAfterDv, -1, "wait do buffer"),
+                issued(groups[kDoV].loads[0], kDoV, 0)};
+  Role second;
+  second.name = "producer stream 1 (q, v, S_n, dS_n)";
+  second.warps = tiling::kChunkGradProducerStreamThreads / 32;
+  second.body = {wait(kFreeAfterDg, -1, "wait q, v, S_n buffers"), issued(groups[kQK].loads[0], kQK, 0),
+                 issued(groups[kDoV].loads[1], kDoV, 0),        issued(groups[kStates].loads[0], kStates, 0),
+                 wait(kFreeAfterDv, -1, "wait dS_n buffer"),    issued(groups[kStates].loads[1], kStates, 0)};
+  k.roles.push_back(std::move(first));
+  k.roles.push_back(std::move(second));
 
   Role compute;
   compute.name = "compute warps";

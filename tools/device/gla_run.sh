@@ -4,7 +4,9 @@
 #   bash tools/device/gla_run.sh [tests|bench|train|tests_train|varlen|tests_varlen|ncu|all|all_ncu|ncu_pp|tests_ncu_pp|ncu_bwd|ncu_table|ncu_src]
 # (train: the forward + backward benchmark, bench/gpu/bench_gla_train.py; varlen: the
 # variable-length batch against equal lengths, bench/gpu/bench_gla_varlen.py, VARLEN_ARGS; ncu_bwd:
-# Nsight Compute on the backward's kernels at NCU_SHAPE, default 8,4096,16,128,128; ncu_table:
+# Nsight Compute on the backward's kernels at NCU_SHAPE, default 8,4096,16,128,128, the first
+# NCU_COUNT (3) launches of kernels matching NCU_KERNELS, then per-SASS samples of each of
+# NCU_SRC_KERNELS (names or regexes; "" skips them); ncu_table:
 # tools/device/gla_ncu.sh's table of pipes and stalls for NCU_VARIANTS (comma-separated) at NCU_SHAPES
 # (semicolon-separated, each B,T,H,K,V); ncu_src:
 # per-SASS stall samples (CSV) of launch SKIP of NCU_KERNEL for each SHAPE:SKIP in NCU_JOBS, of
@@ -109,7 +111,7 @@ if [[ $what == ncu_src ]]; then
 fi
 if [[ $what == ncu_bwd ]]; then
   shape=${NCU_SHAPE:-8,4096,16,128,128}
-  timeout 300 ncu --kernel-name regex:'gla_chunk_grad|gla_state_walk' --launch-count 3 \
+  timeout 300 ncu --kernel-name regex:"${NCU_KERNELS:-gla_chunk_grad|gla_state_walk}" --launch-count ${NCU_COUNT:-3} \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
     --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section InstructionStats --section SourceCounters \
     python3 bench/gpu/bench_gla_train.py --lib "$B/cuda/gla/liboverlap_gla_capi.so" --no-peers --reps 1 --warmup 0 \
@@ -118,7 +120,7 @@ if [[ $what == ncu_bwd ]]; then
   grep -E "^  [a-z_]+.*\(|Duration|Registers Per|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Achieved Occupancy|Throughput" \
     "$OUT/ncu_bwd_${shape//,/_}.txt" | head -60
   # Per-SASS-instruction stall samples of each backward kernel (CSV, read back on the host).
-  for kernel in gla_chunk_grad gla_state_walk; do
+  for kernel in ${NCU_SRC_KERNELS-gla_chunk_grad gla_state_walk}; do
     timeout 200 ncu --kernel-name regex:$kernel --launch-count 1 --section SourceCounters --section WarpStateStats \
       --page source --print-source sass --csv python3 bench/gpu/bench_gla_train.py \
       --lib "$B/cuda/gla/liboverlap_gla_capi.so" --no-peers --reps 1 --warmup 0 --shapes "$shape" \
