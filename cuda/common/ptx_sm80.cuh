@@ -17,11 +17,6 @@ __device__ __forceinline__ void cp_async_16(void* dst, const void* src, int src_
                "r"(src_bytes));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-// Arrives on an mbarrier once every cp.async this thread issued before has landed, without
-// adding to the arrivals the barrier expects (its count must include this thread's arrival).
-__device__ __forceinline__ void cp_async_mbar_arrive_noinc(std::uint64_t* bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
 // Waits until at most `pending` committed groups are still in flight.
 template <int pending>
 __device__ __forceinline__ void cp_async_wait() {

@@ -10,9 +10,9 @@
 //   after the gate sums (phase C): q, v and S_n (the space dg's sums used), and, where the chunk
 //     took the single-anchor path, g and k (dv reads their decayed copy kF then);
 //   after dv (phase D): do, dS_n, and g and k on the anchored path.
-// Each input group the phases wait for (g; q, k; do, v; S_n, dS_n) completes an mbarrier when its
-// last cp.async lands (cp.async.mbarrier.arrive.noinc); the compute threads free buffers through
-// three more (one arrival each, after a barrier).
+// Each input group the phases wait for (g; q, k; do, v; S_n, dS_n) completes an mbarrier once
+// the producer threads that load it have seen their copies land; the compute threads free
+// buffers through three more, each thread arriving after its own last read.
 #include "gla/gla_chunk_grad_kernel.cuh"
 
 namespace overlap::cuda::gla_backward_kernel {
@@ -24,26 +24,30 @@ struct ProducerLoads {
   std::uint64_t* bars;
   unsigned parity;
   __device__ void wait(InputGroup g) { sm90::mbar_wait(bars + W::kFullGates + int(g), parity); }
+  // Every compute thread arrives after its own last read of the buffers it frees (an arrival
+  // releases only its own thread's accesses), so no barrier is needed first.
   __device__ void release_after_gates(bool single_anchor_path) {
-    chunk_sync();  // every compute thread's last read of q, S_n, v (and g, k) is done
-    if (threadIdx.x == 0) {
-      sm90::mbar_arrive(bars + W::kFreeAfterGates);
-      if (single_anchor_path) sm90::mbar_arrive(bars + W::kFreeGK);
-    }
+    sm90::mbar_arrive(bars + W::kFreeAfterGates);  // q, S_n, v
+    if (single_anchor_path) sm90::mbar_arrive(bars + W::kFreeGK);
   }
   __device__ void release_after_dv(bool single_anchor_path) {
-    chunk_sync();
-    if (threadIdx.x == 0) {
-      sm90::mbar_arrive(bars + W::kFreeAfterDv);
-      if (!single_anchor_path) sm90::mbar_arrive(bars + W::kFreeGK);
-    }
+    sm90::mbar_arrive(bars + W::kFreeAfterDv);  // do, dS_n
+    if (!single_anchor_path) sm90::mbar_arrive(bars + W::kFreeGK);
   }
 };
 
+// A producer thread's copies so far have landed, then it arrives: an ordinary mbarrier release,
+// which compute-sanitizer's racecheck follows (it does not follow cp.async.mbarrier.arrive).
+__device__ __forceinline__ void landed_then_arrive(std::uint64_t* bar) {
+  ptx::cp_async_commit();
+  ptx::cp_async_wait<0>();
+  sm90::mbar_arrive(bar);
+}
+
 // The producer warpgroup, as two streams of two warps, each for every chunk this CTA takes
 // waiting for the buffers the previous chunk frees, in the order they come free, and loading into
-// them. A cp.async arrival counts every earlier copy of its thread, so each group the compute
-// warps wait for first (g, then do) has a stream that issues nothing else before it:
+// them; each group the compute warps wait for first (g, then do) has a stream that issues nothing
+// else before it:
 //   stream 0 (warps 8-9):   g | k | do              after g, k free (mild: dg; else dv), then dv
 //   stream 1 (warps 10-11): q, v, S_n | dS_n        after dg, then dv
 // Arrivals a chunk: g 64 (stream 0); q, k 128 (both); do, v 128 (both); S_n, dS_n 64 (stream 1).
@@ -62,26 +66,25 @@ __device__ void produce_chunk_inputs(const Params& p, long long total, unsigned 
     if (first_stream) {
       if (it > 0) sm90::mbar_wait(bars + W::kFreeGK, prev);
       load_chunk_input<K, V, kT, ChunkInput::G>(src, smem, tid);
-      ptx::cp_async_mbar_arrive_noinc(bars + W::kFullGates);
+      landed_then_arrive(bars + W::kFullGates);
       load_chunk_input<K, V, kT, ChunkInput::K>(src, smem, tid);
-      ptx::cp_async_mbar_arrive_noinc(bars + W::kFullQK);
+      landed_then_arrive(bars + W::kFullQK);
       if (it > 0) sm90::mbar_wait(bars + W::kFreeAfterDv, prev);
       load_chunk_input<K, V, kT, ChunkInput::Do>(src, smem, tid);
-      ptx::cp_async_mbar_arrive_noinc(bars + W::kFullDoV);
+      landed_then_arrive(bars + W::kFullDoV);
     } else {
       if (it > 0) sm90::mbar_wait(bars + W::kFreeAfterGates, prev);
       load_chunk_input<K, V, kT, ChunkInput::Q>(src, smem, tid);
-      ptx::cp_async_mbar_arrive_noinc(bars + W::kFullQK);
+      landed_then_arrive(bars + W::kFullQK);
       load_chunk_input<K, V, kT, ChunkInput::V>(src, smem, tid);
-      ptx::cp_async_mbar_arrive_noinc(bars + W::kFullDoV);
+      landed_then_arrive(bars + W::kFullDoV);
       load_chunk_input<K, V, kT, ChunkInput::Sn>(src, smem, tid);
       if (it > 0) sm90::mbar_wait(bars + W::kFreeAfterDv, prev);
       load_chunk_input<K, V, kT, ChunkInput::DS>(src, smem, tid);
-      ptx::cp_async_mbar_arrive_noinc(bars + W::kFullStates);
+      landed_then_arrive(bars + W::kFullStates);
     }
     ++it;
   }
-  ptx::cp_async_wait<0>();  // nothing of ours lands after the CTA has gone
 }
 
 // A persistent grid of at most one CTA an SM: CTA x takes chunks x, x + gridDim.x, ... of
@@ -98,7 +101,7 @@ __global__ void __launch_bounds__(kChunkGradWsThreads, 1) gla_chunk_grad_ws_kern
     sm90::mbar_init(bars + W::kFullQK, 2 * kStream);
     sm90::mbar_init(bars + W::kFullDoV, 2 * kStream);
     sm90::mbar_init(bars + W::kFullStates, kStream);
-    for (int b = W::kFreeAfterGates; b <= W::kFreeAfterDv; ++b) sm90::mbar_init(bars + b, 1);
+    for (int b = W::kFreeAfterGates; b <= W::kFreeAfterDv; ++b) sm90::mbar_init(bars + b, kChunkGradThreads);
     sm90::mbar_init_fence();
   }
   __syncthreads();

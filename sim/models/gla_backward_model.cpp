@@ -304,36 +304,41 @@ KernelSpec chunk_grad_ws_kernel(const HardwareProfile& hw, const GlaKernelShape&
   k.smem_bytes = tiling::chunk_grad_ws_smem_bytes(int(d.K), int(d.V));
   const std::vector<InputGroup> groups = chunk_input_groups(d, engine);
   enum { kGates, kQK, kDoV, kStates, kFreeAfterDg, kFreeGK, kFreeAfterDv };
-  for (const InputGroup& g : groups) k.barriers.push_back({g.first_phase + " inputs", int(g.loads.size())});
+  // Arrivals a chunk: one a stream that loads part of the group (S_n and dS_n: stream 1 once).
+  const int arrivals[] = {1, 2, 2, 1};
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    k.barriers.push_back({groups[g].first_phase + " inputs", arrivals[g]});
   k.barriers.push_back({"q, v, S_n buffers free", 1});
   k.barriers.push_back({"g, k buffers free", 1});
   k.barriers.push_back({"do, dS_n buffers free", 1});
 
   // Two load streams of two warps each (gla_chunk_grad_ws_kernel.cuh), so that g and do, the
-  // groups the compute warps wait for first, never queue behind another group's copies.
-  Role first;
-  first.name = "producer stream 0 (g, k, do)";
-  first.warps = tiling::kChunkGradProducerStreamThreads / 32;
-  first.body = {wait(kFreeGK, -1, "wait g, k buffers"), issued(groups[kGates].loads[0], kGates, 0),
-                issued(groups[kQK].loads[1], kQK, 0), wait(kFreeAfterDv, -1, "wait do buffer"),
-                issued(groups[kDoV].loads[0], kDoV, 0)};
-  Role second;
-  second.name = "producer stream 1 (q, v, S_n, dS_n)";
-  second.warps = tiling::kChunkGradProducerStreamThreads / 32;
-  second.body = {wait(kFreeAfterDg, -1, "wait q, v, S_n buffers"), issued(groups[kQK].loads[0], kQK, 0),
-                 issued(groups[kDoV].loads[1], kDoV, 0),        issued(groups[kStates].loads[0], kStates, 0),
-                 wait(kFreeAfterDv, -1, "wait dS_n buffer"),    issued(groups[kStates].loads[1], kStates, 0)};
-  k.roles.push_back(std::move(first));
-  k.roles.push_back(std::move(second));
+  // groups the compute warps wait for first, never queue behind another group's copies. A
+  // stream waits for its copies to land before it arrives, and issues nothing meanwhile.
+  const auto landed = [](Step s, int barrier) {
+    return std::vector<Step>{std::move(s), arrive(barrier, 0)};
+  };
+  const auto stream = [&](const char* name, std::vector<std::vector<Step>> parts) {
+    Role r;
+    r.name = name;
+    r.warps = tiling::kChunkGradProducerStreamThreads / 32;
+    for (auto& part : parts) r.body.insert(r.body.end(), part.begin(), part.end());
+    return r;
+  };
+  k.roles.push_back(stream("producer stream 0 (g, k, do)",
+                           {{wait(kFreeGK, -1, "wait g, k buffers")}, landed(groups[kGates].loads[0], kGates),
+                            landed(groups[kQK].loads[1], kQK), {wait(kFreeAfterDv, -1, "wait do buffer")},
+                            landed(groups[kDoV].loads[0], kDoV)}));
+  k.roles.push_back(stream("producer stream 1 (q, v, S_n, dS_n)",
+                           {{wait(kFreeAfterDg, -1, "wait q, v, S_n buffers")}, landed(groups[kQK].loads[0], kQK),
+                            landed(groups[kDoV].loads[1], kDoV), {groups[kStates].loads[0]},
+                            {wait(kFreeAfterDv, -1, "wait dS_n buffer")}, landed(groups[kStates].loads[1], kStates)}));
 
   Role compute;
   compute.name = "compute warps";
   compute.warps = tiling::kChunkGradWarps;
-  const Step release_barrier = delay(hw.cta_barrier_cycles() * hw.cycle_ns(), "barrier before a release");
-  compute.body = compute_chunk(
-      hw, d, engine,
-      {{"dg", {release_barrier, arrive(kFreeAfterDg, 0), arrive(kFreeGK, 0)}},
-       {"dv", {release_barrier, arrive(kFreeAfterDv, 0)}}});
+  compute.body = compute_chunk(hw, d, engine,
+                               {{"dg", {arrive(kFreeAfterDg, 0), arrive(kFreeGK, 0)}}, {"dv", {arrive(kFreeAfterDv, 0)}}});
   k.roles.push_back(std::move(compute));
   return k;
 }
