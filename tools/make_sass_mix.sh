@@ -30,6 +30,10 @@ mix linrnn/linrnn_full_fused_cubin.cubin linrnn/linrnn_full_fused.cu full_fused_
 # gla backward's state walks: 128 threads, one warp a scheduler (two CTAs an SM share them).
 mix gla/gla_backward_cubin.cubin gla/gla_state_walk_kernel.cuh gla_state_walk_kernel \
   gla_state_walk_sass.hpp kGlaStateWalkSass
+# gla backward's chunk kernel (pipelined; the warp-specialized one runs the same phases): 8 warps,
+# two a scheduler; phase A's dA and A warps timed side by side by its sass-beside lines.
+mix gla/gla_backward_cubin.cubin gla/gla_chunk_grad_kernel.cuh gla_chunk_grad_kernel \
+  gla_chunk_grad_sass.hpp kGlaChunkGradSass --warps-per-scheduler all=2
 # The sequential and pipelined forward's chunk kernel: 8 warps, two a scheduler (the all.* phases
 # run by both, the out.* / state.* ones by one each, timed side by side by its sass-beside lines).
 mix gla/gla_chunk_cubin.cubin gla/gla_chunk_kernel.cuh gla_chunk_kernel \
@@ -40,4 +44,4 @@ python3 "$root/tools/kernel_registers.py" --cubin "$build/cuda/dualgemm/dualgemm
   --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --cpp "$root/sim/models/generated/dualgemm_registers.hpp" \
   --cpp-name kDualgemmRegisters --command "tools/make_sass_mix.sh"
 echo "wrote sim/models/generated/dualgemm_registers.hpp"
-echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp, gla_pingpong_paired_sass.hpp, gla_pingpong_paired_two_sass.hpp, linrnn_full_fused_sass.hpp, gla_state_walk_sass.hpp and gla_chunk_sass.hpp"
+echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp, gla_pingpong_paired_sass.hpp, gla_pingpong_paired_two_sass.hpp, linrnn_full_fused_sass.hpp, gla_state_walk_sass.hpp, gla_chunk_grad_sass.hpp and gla_chunk_sass.hpp"

@@ -33,6 +33,12 @@ enum class InputGroup { Gates = 0, QK = 1, DoV = 2, States = 3 };
 // whether the chunk took the single-anchor path). The pipelined kernel (cp.async groups its
 // threads issued themselves) and the warp-specialized one (gla_chunk_grad_ws_kernel.cuh: a
 // producer warpgroup's, through mbarriers) share these phases.
+// The model charges the single-anchor path's compiled code by these `sass:` regions
+// (sim/models/generated/gla_chunk_grad_sass.hpp, tools/make_sass_mix.sh): the all.* phases run by
+// every warp, two a scheduler; phase A by warps 0-3 (dA) beside warps 4-7 (A) on the same
+// schedulers.
+// sass-beside: phaseA.dA=dA.rows/A.rows
+// sass-beside: phaseA.A=A.rows/dA.rows
 template <int K, int V, class Inputs>
 __device__ __forceinline__ void chunk_grads(const Params& p, const Slice& sl, unsigned char* smem, int n, Inputs& in) {
   using L = ChunkGradLayout<K, V>;
@@ -44,10 +50,10 @@ __device__ __forceinline__ void chunk_grads(const Params& p, const Slice& sl, un
 
   in.wait(InputGroup::Gates);
   chunk_sync();
-  cumsum_log2<K>(b, L::kBLd, reinterpret_cast<float*>(smem + L::kTotals));
+  cumsum_log2<K>(b, L::kBLd, reinterpret_cast<float*>(smem + L::kTotals));  // sass:all.cumsum {
   chunk_sync();  // the last row of b is read below
   const bool mild = chunk_sync_and(threadIdx.x >= K || b[(kChunk - 1) * L::kBLd + threadIdx.x] >=
-                                                           single_anchor::kMinLastGate);
+                                                           single_anchor::kMinLastGate);  // } sass:all.cumsum
   in.wait(InputGroup::QK);
   chunk_sync();
 
@@ -64,18 +70,21 @@ __device__ __forceinline__ void chunk_grads(const Params& p, const Slice& sl, un
   const bf16* q_smem = reinterpret_cast<const bf16*>(smem + L::kQ);
   const bf16* k_smem = reinterpret_cast<const bf16*>(smem + L::kK);
   if (mild) {
-    single_anchor::decay_operands<K, V>(smem);
+    const float2 e_last = single_anchor::last_gate_factors<K, V>(smem);  // sass:all.self_dots {}
+    single_anchor::self_dots<K, V>(smem);                                // sass:all.self_dots {}
+    chunk_sync();  // q, k and b_last are read before they change in place
+    single_anchor::decay_operands<K, V>(smem, e_last);  // sass:all.decay.loops {}
     in.wait(InputGroup::DoV);
     chunk_sync();  // and the phase before it has written what this one reads
-    if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);
-    else single_anchor::form_A<K, V>(smem, rows0, p.scale);
+    if (warp < 4) form_dA<K, V>(smem, rows0, p.scale);  // sass:dA.rows {}
+    else single_anchor::form_A<K, V>(smem, rows0, p.scale);  // sass:A.rows {}
     in.wait(InputGroup::States);
     chunk_sync();  // and the phase before it has written what this one reads
-    state_dots<K, V>(smem);  // read in phase C, after several barriers
+    state_dots<K, V>(smem);  // sass:all.dq_dk { read in phase C, after several barriers
     single_anchor::form_dq<K, V>(dq_acc, smem, rows0, c0, p.scale);
     store_grad_rows(dq_acc, diag, k_smem, L::kQkLd, b, L::kBLd, dq, qk_stride, rows0, c0, t0, sl.T);
     single_anchor::form_dk<K, V>(dk_acc, smem, rows0, c0, col_sums);
-    store_grad_rows<kNT, true>(dk_acc, diag, q_smem, L::kQkLd, b, L::kBLd, dk, qk_stride, rows0, c0, t0, sl.T);
+    store_grad_rows<kNT, true>(dk_acc, diag, q_smem, L::kQkLd, b, L::kBLd, dk, qk_stride, rows0, c0, t0, sl.T);  // } sass:all.dq_dk
   } else {
     in.wait(InputGroup::DoV);
     chunk_sync();  // and the phase before it has written what this one reads
@@ -91,16 +100,16 @@ __device__ __forceinline__ void chunk_grads(const Params& p, const Slice& sl, un
   }
   chunk_sync();  // S_n, v and dA are no longer read: their space takes q dq - k dk
 
-  gates_grad<K, V>(p, smem, dq_acc, dk_acc, rows0, c0, n, mild, p.dg + sl.qk_row0 + t0 * qk_stride, sl.T);
+  gates_grad<K, V>(p, smem, dq_acc, dk_acc, rows0, c0, n, mild, p.dg + sl.qk_row0 + t0 * qk_stride, sl.T);  // sass:all.dg {}
   in.release_after_gates(mild);
 
   float dv[V / 16][4] = {};
   const int v0 = (warp / 4) * (V / 2);
-  dv_from_A<K, V>(dv, smem, rows0, v0);
-  if (mild) single_anchor::dv_from_state<K, V>(dv, smem, rows0, v0);
+  dv_from_A<K, V>(dv, smem, rows0, v0);                                // sass:all.dv {}
+  if (mild) single_anchor::dv_from_state<K, V>(dv, smem, rows0, v0);  // sass:all.dv {}
   else anchored::dv_from_state<K, V>(dv, smem, rows0, v0);
   in.release_after_dv(mild);
-  store_rows_bf16(dv, p.dv + sl.v_row0 + t0 * v_stride + v0, v_stride, rows0, t0, sl.T);
+  store_rows_bf16(dv, p.dv + sl.v_row0 + t0 * v_stride + v0, v_stride, rows0, t0, sl.T);  // sass:all.dv {}
 }
 
 // The pipelined kernel's inputs: the four cp.async groups each thread issued at the start

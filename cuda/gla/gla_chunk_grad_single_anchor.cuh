@@ -19,23 +19,15 @@ namespace overlap::cuda::gla_backward_kernel::single_anchor {
 // Below this (log2 units) some channel of the chunk decays by more than 2^-96: the anchored path.
 constexpr float kMinLastGate = -96.f;
 
-// All threads: q <- q 2^b, k <- k 2^-b (bf16, in place), kF = k 2^{b_last - b} (bf16), and
-// b <- 2^b (fp32, in place), in one pass of two MUFU an element: kF's factor is 2^-b times
-// 2^{b_last} (a per-channel constant; the product stays in fp32 range, 2^-96 <= 2^{b_last}).
+// All threads: <q_t, k_t> from the undecayed rows (A's diagonal: no decay, and exact here, where
+// the decayed copies' roundings would not cancel), before decay_operands changes them in place:
+// 8 threads a row, 16-byte pieces (the 8 threads of a shared-memory wavefront read one row's 128
+// contiguous bytes), rows i / 8 and i / 8 + 32.
 template <int K, int V>
-__device__ void decay_operands(unsigned char* smem) {
+__device__ void self_dots(unsigned char* smem) {
   using L = ChunkGradLayout<K, V>;
-  static_assert(kChunkGradThreads % (K / 2) == 0, "a thread keeps one column pair in every row it visits");
-  bf16* q = reinterpret_cast<bf16*>(smem + L::kQ);
-  bf16* k = reinterpret_cast<bf16*>(smem + L::kK);
-  bf16* kf = reinterpret_cast<bf16*>(smem + L::kKF);
-  float* b = reinterpret_cast<float*>(smem + L::kB);
-  const int c = (threadIdx.x % (K / 2)) * 2;
-  const float2 bl = *reinterpret_cast<const float2*>(b + (kChunk - 1) * L::kBLd + c);
-  const float2 e_last = make_float2(ptx::exp2_approx(bl.x), ptx::exp2_approx(bl.y));
-  // <q_t, k_t> from the undecayed rows (A's diagonal: no decay, and exact here, where the decayed
-  // copies' roundings would not cancel): 8 threads a row, 16-byte pieces (the 8 threads of a
-  // shared-memory wavefront read one row's 128 contiguous bytes), rows i / 8 and i / 8 + 32.
+  const bf16* q = reinterpret_cast<const bf16*>(smem + L::kQ);
+  const bf16* k = reinterpret_cast<const bf16*>(smem + L::kK);
   float* self_dots = reinterpret_cast<float*>(smem + L::kSelfDots);
   {
     constexpr int kRowsAtOnce = kChunkGradThreads / 8;
@@ -60,7 +52,31 @@ __device__ void decay_operands(unsigned char* smem) {
       self_dots[threadIdx.x / 8 + kRowsAtOnce] = dot[1];
     }
   }
-  chunk_sync();  // q and k are read, and b_last by every thread, before they change in place
+}
+
+// 2^{b_last} for the column pair this thread decays (decay_operands), read before the barrier
+// after which decay_operands overwrites b.
+template <int K, int V>
+__device__ float2 last_gate_factors(const unsigned char* smem) {
+  using L = ChunkGradLayout<K, V>;
+  const int c = (threadIdx.x % (K / 2)) * 2;
+  const float2 bl = *reinterpret_cast<const float2*>(reinterpret_cast<const float*>(smem + L::kB) + (kChunk - 1) * L::kBLd + c);
+  return make_float2(ptx::exp2_approx(bl.x), ptx::exp2_approx(bl.y));
+}
+
+// All threads, after self_dots and a barrier (q and k are read before they change in place):
+// q <- q 2^b, k <- k 2^-b (bf16, in place), kF = k 2^{b_last - b} (bf16), and b <- 2^b (fp32,
+// in place), in one pass of two MUFU an element: kF's factor is 2^-b times e_last = 2^{b_last}
+// (last_gate_factors; a per-channel constant: the product stays in fp32 range, 2^-96 <= 2^{b_last}).
+template <int K, int V>
+__device__ void decay_operands(unsigned char* smem, float2 e_last) {
+  using L = ChunkGradLayout<K, V>;
+  static_assert(kChunkGradThreads % (K / 2) == 0, "a thread keeps one column pair in every row it visits");
+  bf16* q = reinterpret_cast<bf16*>(smem + L::kQ);
+  bf16* k = reinterpret_cast<bf16*>(smem + L::kK);
+  bf16* kf = reinterpret_cast<bf16*>(smem + L::kKF);
+  float* b = reinterpret_cast<float*>(smem + L::kB);
+  const int c = (threadIdx.x % (K / 2)) * 2;
   // Rows t0, t0 + kRowStep, ...: read kBatch of them before writing any back, so that the
   // reads are not held behind the in-place writes the compiler cannot tell apart from them.
   constexpr int kRowStep = kChunkGradThreads / (K / 2), kBatch = 8;
