@@ -10,10 +10,16 @@
 // (cuda/gla/gla_backward_tiling.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <span>
+
 #include "core/error.hpp"
 #include "cuda/gla/gla_backward_tiling.hpp"
 #include "sim/models/gla_model.hpp"
 #include "sim/models/gla_warp_work.hpp"
+#include "sim/models/generated/gla_chunk_grad_sass.hpp"
 #include "sim/models/generated/gla_state_walk_sass.hpp"
 #include "sim/sass_mix.hpp"
 #include "sim/occupancy.hpp"
@@ -230,29 +236,93 @@ std::vector<InputGroup> chunk_input_groups(const GlaKernelShape& d, CopyEngine e
           {{load(K * V * 2, 1.0, engine, "load S_n"), load(K * V * 2, 1.0, engine, "load dS_n")}, "R_n"}};
 }
 
+// A phase of the chunk: its label (the input groups wait before the phase their first_phase
+// names) and its steps.
+struct Phase {
+  std::string name;
+  std::vector<Step> steps;
+};
+
+// The hand-counted phases (single_anchor_chunk_phases), split where their labels' "name: " changes.
+std::vector<Phase> counted_phases(const HardwareProfile& hw, const GlaKernelShape& d) {
+  std::vector<Phase> out;
+  for (const Step& s : single_anchor_chunk_phases(hw, double(d.K), double(d.V))) {
+    const std::string name = s.label.substr(0, s.label.find(':'));
+    if (out.empty() || out.back().name != name) out.push_back({name, {}});
+    out.back().steps.push_back(s);
+  }
+  return out;
+}
+
+// The same phases from the kernel's compiled code on the GPUs it is compiled for (sm_90): the
+// single-anchor path's `sass:` regions in cuda/gla/gla_chunk_grad_kernel.cuh
+// (sim/models/generated/gla_chunk_grad_sass.hpp, checked against a fresh compile by
+// sim.sass_mix_matches_gla_chunk_grad). A phase's exp2, shared-memory bytes, issue slots and
+// mma.sync flops run on the SM's pipes beside its busiest scheduler's in-order chain (two warps a
+// scheduler; phase A: a dA warp beside an A warp), ending when all are done; the six barriers
+// between phases after them. Static counts are the busiest warps' (row block 3 in phase A, 0 in
+// dv: the triangular loops are compiled whole). Appends each phase's pipe barriers to `barriers`.
+std::optional<std::vector<Phase>> sass_phases(const HardwareProfile& hw, const GlaKernelShape& d,
+                                              std::vector<BarrierSpec>& barriers) {
+  const bool sm90 = hw.compute_capability >= 90 && hw.compute_capability < 100;
+  const std::span<const SassRegionMix> table(generated::kGlaChunkGradSass);
+  const std::string part = fmt::format("gla_chunk_grad_kernelILi{}ELi{}E", d.K, d.V);
+  if (!sm90 || !has_sass_region(table, part, "all.cumsum")) return std::nullopt;
+  const auto region = [&](const char* r) { return sass_counts(table, part, {r}); };
+  constexpr double kSchedulers = 4;
+  std::vector<Phase> out;
+  const auto add = [&](const SassCounts& c, double warps, double chain_cycles, const std::string& name) {
+    const int b = int(barriers.size());
+    for (const char* unit : {"exp2", "smem", "issue", "mma"}) barriers.push_back({fmt::format("{}: {}", name, unit), 1});
+    std::vector<Step> steps = sass_pass(c, warps, chain_cycles * hw.cycle_ns(), {b, b + 1, b + 2}, name,
+                                        name + ": the busiest scheduler's in-order chain (SASS)");
+    if (c.hmma_flops > 0) {
+      steps.insert(steps.begin() + 3,
+                   issued(mma(c.hmma_flops * warps, Precision::Bf16, TensorPath::WarpMma, name + ": mma.sync"), b + 3, 0));
+      steps.push_back(wait(b + 3, 0, "mma.sync done"));
+    }
+    out.push_back({name, std::move(steps)});
+  };
+  add(region("all.cumsum"), 2 * kSchedulers, region("all.cumsum").cycles, "gate cumsum");
+  // decay_operands' row loop, per pass of its body: the passes from the exp2 a thread does (four
+  // a column pair of a row, C K / 2 pairs over the CTA's threads).
+  const SassCounts decay = region("all.decay.loops");
+  const double passes = std::round(4.0 * kChunk * double(d.K) / 2 / tiling::kChunkGradThreads / std::max(1.0, decay.mufu));
+  SassCounts qk = region("all.self_dots");
+  qk += decay.times(passes);
+  add(qk, 2 * kSchedulers, region("all.self_dots").cycles + decay.cycles * passes, "decay q, k");
+  SassCounts pair = region("dA.rows");
+  pair += region("A.rows");
+  add(pair, kSchedulers, std::max(region("phaseA.dA").cycles, region("phaseA.A").cycles), "dA, A");
+  add(region("all.dq_dk"), 2 * kSchedulers, region("all.dq_dk").cycles, "R_n, dq, dk");
+  add(region("all.dg"), 2 * kSchedulers, region("all.dg").cycles, "dg");
+  add(region("all.dv"), 2 * kSchedulers, region("all.dv").cycles, "dv");
+  out.push_back({"CTA barriers", {delay(6 * hw.cta_barrier_cycles() * hw.cycle_ns(), "CTA barriers")}});
+  return out;
+}
+
 // The compute warps' chunk: the phases, each input group waited for (barrier = its index)
-// before the first phase that reads it; `after` adds steps after the last step of the phase
-// whose label starts with a given prefix. Then the stores, issued as each phase ends, not
-// waited for (STG from registers).
+// before the first phase that reads it; `after` adds steps after the phase of that name. Then
+// the stores, issued as each phase ends, not waited for (STG from registers). The phases' own
+// pipe barriers are appended to `barriers` (which holds the input groups' first).
 std::vector<Step> compute_chunk(const HardwareProfile& hw, const GlaKernelShape& d, CopyEngine engine,
+                                std::vector<BarrierSpec>& barriers,
                                 const std::vector<std::pair<std::string, std::vector<Step>>>& after = {}) {
   const double C = kChunk, K = double(d.K), V = double(d.V);
   const std::vector<InputGroup> groups = chunk_input_groups(d, engine);
-  const std::vector<Step> phases = single_anchor_chunk_phases(hw, K, V);
+  std::vector<Phase> phases;
+  if (auto sass = sass_phases(hw, d, barriers)) phases = std::move(*sass);
+  else phases = counted_phases(hw, d);
   std::vector<Step> body;
   std::size_t next_group = 0;
-  for (std::size_t i = 0; i < phases.size(); ++i) {
-    const Step& s = phases[i];
-    if (next_group < groups.size() && s.label.rfind(groups[next_group].first_phase, 0) == 0) {
+  for (const Phase& ph : phases) {
+    if (next_group < groups.size() && ph.name.rfind(groups[next_group].first_phase, 0) == 0) {
       body.push_back(wait(int(next_group), 0, "wait " + groups[next_group].first_phase + " inputs"));
       ++next_group;
     }
-    body.push_back(s);
-    for (const auto& [prefix, steps] : after) {
-      const bool last_of_phase = s.label.rfind(prefix + ":", 0) == 0 &&
-                                 (i + 1 == phases.size() || phases[i + 1].label.rfind(prefix + ":", 0) != 0);
-      if (last_of_phase) body.insert(body.end(), steps.begin(), steps.end());
-    }
+    body.insert(body.end(), ph.steps.begin(), ph.steps.end());
+    for (const auto& [name, steps] : after)
+      if (ph.name == name) body.insert(body.end(), steps.begin(), steps.end());
   }
   OVERLAP_REQUIRE(next_group == groups.size(), "gla_backward chunk grads: a load group no phase waits for");
   for (const Step& s : {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
@@ -280,7 +350,7 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
     k.barriers.push_back({g.first_phase + " inputs", int(g.loads.size())});
     for (const Step& s : g.loads) r.body.push_back(issued(s, int(k.barriers.size()) - 1, 0));
   }
-  const std::vector<Step> chunk = compute_chunk(hw, d, engine);
+  const std::vector<Step> chunk = compute_chunk(hw, d, engine, k.barriers);
   r.body.insert(r.body.end(), chunk.begin(), chunk.end());
   k.roles.push_back(std::move(r));
   return k;
@@ -337,7 +407,7 @@ KernelSpec chunk_grad_ws_kernel(const HardwareProfile& hw, const GlaKernelShape&
   Role compute;
   compute.name = "compute warps";
   compute.warps = tiling::kChunkGradWarps;
-  compute.body = compute_chunk(hw, d, engine,
+  compute.body = compute_chunk(hw, d, engine, k.barriers,
                                {{"dg", {arrive(kFreeAfterDg, 0), arrive(kFreeGK, 0)}}, {"dv", {arrive(kFreeAfterDv, 0)}}});
   k.roles.push_back(std::move(compute));
   return k;
