@@ -90,6 +90,12 @@ constexpr int kChunkGradProducerStreamThreads = kChunkGradProducerThreads / 2;  
 constexpr int kChunkGradWsThreads = kChunkGradThreads + kChunkGradProducerThreads;
 constexpr int kChunkGradWsComputeRegs = 240;
 constexpr int kChunkGradWsProducerRegs = 24;
+// __launch_bounds__(384, 1) gives every thread 168 registers at launch (65536 / 384, in steps of
+// 8); setmaxnreg.inc waits until the producer's decrease has freed what it asks for, so the
+// split must fit that pool or the compute warps wait forever.
+static_assert(kChunkGradWsComputeRegs * kChunkGradThreads + kChunkGradWsProducerRegs * kChunkGradProducerThreads <=
+                  65536 / kChunkGradWsThreads / 8 * 8 * kChunkGradWsThreads,
+              "the setmaxnreg split fits the registers the launch gives the CTA");
 
 // Its mbarriers, after the compute threads' layout: one per input group the phases wait for,
 // and three the compute threads free buffers through.
