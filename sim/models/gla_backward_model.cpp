@@ -236,6 +236,13 @@ std::vector<InputGroup> chunk_input_groups(const GlaKernelShape& d, CopyEngine e
           {{load(K * V * 2, 1.0, engine, "load S_n"), load(K * V * 2, 1.0, engine, "load dS_n")}, "R_n"}};
 }
 
+// A chunk's gradients: dq, dk, dv, dg.
+std::vector<Step> chunk_output_stores(const GlaKernelShape& d, CopyEngine engine) {
+  const double C = kChunk, K = double(d.K), V = double(d.V);
+  return {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
+          store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")};
+}
+
 // A phase of the chunk: its label (the input groups wait before the phase their first_phase
 // names) and its steps.
 struct Phase {
@@ -308,7 +315,6 @@ std::optional<std::vector<Phase>> sass_phases(const HardwareProfile& hw, const G
 std::vector<Step> compute_chunk(const HardwareProfile& hw, const GlaKernelShape& d, CopyEngine engine,
                                 std::vector<BarrierSpec>& barriers,
                                 const std::vector<std::pair<std::string, std::vector<Step>>>& after = {}) {
-  const double C = kChunk, K = double(d.K), V = double(d.V);
   const std::vector<InputGroup> groups = chunk_input_groups(d, engine);
   std::vector<Phase> phases;
   if (auto sass = sass_phases(hw, d, barriers)) phases = std::move(*sass);
@@ -325,9 +331,7 @@ std::vector<Step> compute_chunk(const HardwareProfile& hw, const GlaKernelShape&
       if (ph.name == name) body.insert(body.end(), steps.begin(), steps.end());
   }
   OVERLAP_REQUIRE(next_group == groups.size(), "gla_backward chunk grads: a load group no phase waits for");
-  for (const Step& s : {store(C * K * 2, engine, "store dq"), store(C * K * 2, engine, "store dk"),
-                        store(C * V * 2, engine, "store dv"), store(C * K * 4, engine, "store dg")})
-    body.push_back(issued(s, -1, 0));
+  for (const Step& s : chunk_output_stores(d, engine)) body.push_back(issued(s, -1, 0));
   return body;
 }
 
@@ -367,12 +371,19 @@ KernelSpec chunk_grad_ws_kernel(const HardwareProfile& hw, const GlaKernelShape&
   KernelSpec k;
   k.name = "gla_backward_chunk_grads_ws";
   k.ctas = std::min<std::int64_t>(chunks, hw.sm_count);
+  // The busiest CTA's chunks set the time; the bytes are every chunk's once (the model's CTA
+  // stands for the busiest, so its count would overstate them by up to a chunk a CTA).
   k.tiles = int((chunks + k.ctas - 1) / k.ctas);
   k.threads_per_cta = tiling::kChunkGradWsThreads;
   k.regs_per_cta = regs_for_warps(tiling::kChunkGradWarps, tiling::kChunkGradWsComputeRegs) +
                    regs_for_warps(tiling::kChunkGradProducerThreads / 32, tiling::kChunkGradWsProducerRegs);
   k.smem_bytes = tiling::chunk_grad_ws_smem_bytes(int(d.K), int(d.V));
   const std::vector<InputGroup> groups = chunk_input_groups(d, engine);
+  double chunk_bytes = 0;
+  for (const Step& s : chunk_output_stores(d, engine)) chunk_bytes += s.amount;
+  for (const InputGroup& g : groups)
+    for (const Step& s : g.loads) chunk_bytes += s.amount;
+  k.hbm_bytes = chunk_bytes * double(chunks);
   enum { kGates, kQK, kDoV, kStates, kFreeAfterDg, kFreeGK, kFreeAfterDv };
   // Arrivals a chunk: one a stream that loads part of the group (S_n and dS_n: stream 1 once).
   const int arrivals[] = {1, 2, 2, 1};
