@@ -1,5 +1,7 @@
 #include "sim/sass_mix.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -53,6 +55,20 @@ std::vector<Step> sass_pass(const SassCounts& c, double warps, double chain_ns, 
           wait(b.sfu, 0, "exp2 done"),
           wait(b.smem, 0, "shared memory done"),
           wait(b.issue, 0, "issued")};
+}
+
+std::vector<Step> sass_mma_phase(const SassCounts& c, double warps, double chain_ns, const std::string& what,
+                                 std::vector<BarrierSpec>& barriers, int first_index) {
+  const int b = first_index + int(barriers.size());
+  for (const char* unit : {"exp2", "smem", "issue", "mma"}) barriers.push_back({fmt::format("{}: {}", what, unit), 1});
+  std::vector<Step> steps =
+      sass_pass(c, warps, chain_ns, {b, b + 1, b + 2}, what, what + ": the busiest scheduler's in-order chain (SASS)");
+  if (c.hmma_flops > 0) {
+    steps.insert(steps.begin() + 3,
+                 issued(mma(c.hmma_flops * warps, Precision::Bf16, TensorPath::WarpMma, what + ": mma.sync"), b + 3, 0));
+    steps.push_back(wait(b + 3, 0, "mma.sync done"));
+  }
+  return steps;
 }
 
 SassCounts sass_counts(std::span<const SassRegionMix> table, std::string_view function_part,

@@ -75,4 +75,11 @@ struct PipeBarriers {
 std::vector<Step> sass_pass(const SassCounts& c, double warps, double chain_ns, PipeBarriers b,
                             const std::string& what, const std::string& chain_label);
 
+// A phase of mma.sync code: sass_pass of the busiest scheduler's in-order chain (`chain_ns`),
+// with the warps' mma.sync flops on the tensor pipe beside it. Appends the phase's four barriers
+// (exp2, shared memory, issue slots, mma) to `barriers`, whose first entry is barrier
+// `first_index` in the kernel's numbering (a TileLoop's own barriers start at kTileLoopBarriers).
+std::vector<Step> sass_mma_phase(const SassCounts& c, double warps, double chain_ns, const std::string& what,
+                                 std::vector<BarrierSpec>& barriers, int first_index = 0);
+
 }  // namespace overlap::sim

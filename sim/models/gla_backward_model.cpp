@@ -279,16 +279,7 @@ std::optional<std::vector<Phase>> sass_phases(const HardwareProfile& hw, const G
   constexpr double kSchedulers = 4;
   std::vector<Phase> out;
   const auto add = [&](const SassCounts& c, double warps, double chain_cycles, const std::string& name) {
-    const int b = int(barriers.size());
-    for (const char* unit : {"exp2", "smem", "issue", "mma"}) barriers.push_back({fmt::format("{}: {}", name, unit), 1});
-    std::vector<Step> steps = sass_pass(c, warps, chain_cycles * hw.cycle_ns(), {b, b + 1, b + 2}, name,
-                                        name + ": the busiest scheduler's in-order chain (SASS)");
-    if (c.hmma_flops > 0) {
-      steps.insert(steps.begin() + 3,
-                   issued(mma(c.hmma_flops * warps, Precision::Bf16, TensorPath::WarpMma, name + ": mma.sync"), b + 3, 0));
-      steps.push_back(wait(b + 3, 0, "mma.sync done"));
-    }
-    out.push_back({name, std::move(steps)});
+    out.push_back({name, sass_mma_phase(c, warps, chain_cycles * hw.cycle_ns(), name, barriers)});
   };
   add(region("all.cumsum"), 2 * kSchedulers, region("all.cumsum").cycles, "gate cumsum");
   // decay_operands' row loop, per pass of its body: the passes from the exp2 a thread does (four
@@ -364,7 +355,7 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
 // x, x + grid, ...; its producer warpgroup loads chunk i + 1's q, v, S_n as soon as the compute
 // warps have formed chunk i's dg (and g, k then: the single-anchor path the model times no
 // longer reads them), and do, dS_n once they have formed its dv. The compute warps wait for each
-// group where the pipelined kernel does, and free buffers after a barrier of their own.
+// group where the pipelined kernel does, and free buffers by their own arrivals.
 KernelSpec chunk_grad_ws_kernel(const HardwareProfile& hw, const GlaKernelShape& d) {
   const CopyEngine engine = engine_on(hw);
   const std::int64_t chunks = d.B * d.H * ((d.T + kChunk - 1) / kChunk);

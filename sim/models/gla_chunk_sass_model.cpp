@@ -41,14 +41,7 @@ std::optional<Phases> sass_chunk_phases(const HardwareProfile& hw, int K, int st
   Phases p;
   // `c`: counts per warp of `warps` warps (the SM's); `chain`: the slowest scheduler's cycles.
   const auto add = [&](std::vector<Step>& to, const SassCounts& c, double warps, double chain, const std::string& what) {
-    const int b = kTileLoopBarriers + int(p.barriers.size());
-    for (const char* unit : {"exp2", "smem", "issue", "mma"}) p.barriers.push_back({fmt::format("{}: {}", what, unit), 1});
-    std::vector<Step> steps = sass_pass(c, warps, chain * hw.cycle_ns(), {b, b + 1, b + 2}, what,
-                                        what + ": the busiest scheduler's in-order chain (SASS)");
-    if (c.hmma_flops > 0) {
-      steps.insert(steps.begin() + 3, issued(mma(c.hmma_flops * warps, Precision::Bf16, TensorPath::WarpMma, what + ": mma.sync"), b + 3, 0));
-      steps.push_back(wait(b + 3, 0, "mma.sync done"));
-    }
+    const std::vector<Step> steps = sass_mma_phase(c, warps, chain * hw.cycle_ns(), what, p.barriers, kTileLoopBarriers);
     to.insert(to.end(), steps.begin(), steps.end());
   };
   SassCounts first = region("all.wait");
