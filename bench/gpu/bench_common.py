@@ -7,6 +7,7 @@ large bf16 matmul's rate), measured in the same run as the kernels they judge.
 """
 import ctypes
 import datetime
+import os
 import statistics
 import subprocess
 import sys
@@ -192,6 +193,12 @@ def tensor_rate(flush):
     return 2 * n ** 3 / (ms * 1e-3)
 
 
+def command_line():
+    """This run's command, absolute paths made relative to the working directory, so a report
+    names no machine's directories."""
+    return " ".join(os.path.relpath(a) if os.path.isabs(a) else a for a in sys.argv)
+
+
 def start_report(flush_mode="read", **extra):
     """Measures this run's floors and opens its report: (L2Flush of `flush_mode`, copy bandwidth in bytes/s,
     tensor rate in FLOP/s, report dict with the GPU, date, versions, floors, command, `extra` and
@@ -203,7 +210,7 @@ def start_report(flush_mode="read", **extra):
     report = {"gpu": props.name, "sms": props.multi_processor_count,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "torch": torch.__version__, "cuda": torch.version.cuda, "copy_bandwidth_GBps": bw / 1e9,
-              "tensor_TFLOPs": rate / 1e12, "l2_flush": flush_mode, "command": " ".join(sys.argv), **extra, "shapes": []}
+              "tensor_TFLOPs": rate / 1e12, "l2_flush": flush_mode, "command": command_line(), **extra, "shapes": []}
     print(f"# {props.name}, copy bandwidth {bw / 1e9:.0f} GB/s (read+write), bf16 matmul {rate / 1e12:.0f} TFLOP/s, "
           f"L2 flushed by {flush_mode}",
           flush=True)
