@@ -40,6 +40,9 @@ struct Rates {
   double walk_dram_latency(int stages_in_flight) const {
     return walk_dram_latency_ns[std::clamp(stages_in_flight, 1, 3) - 1];
   }
+  // A store of each StoreShape where the profile measured its rate: this SM's share of every
+  // SM storing that way (0: not measured, charged as other copies).
+  double store_ns_per_byte[4];
   double tensor_flops_per_ns[3];
   double mma_sync_fraction;
   double fma_per_ns, sfu_per_ns, smem_bytes_per_ns;
@@ -75,9 +78,13 @@ struct Rates {
         hw.tma_l2_latency_ns > 0 && hw.tma_l2_bandwidth_GBps > 0
             ? std::max(l2_latency_ns, hw.tma_l2_latency_ns - kTmaStreamBoxBytes * hw.sm_count / hw.tma_l2_bandwidth_GBps)
             : l2_latency_ns;
+    const double measured_store[4] = {0, hw.fragment_store_bytes_per_clk, hw.line_store_bytes_per_clk,
+                                      hw.bulk_store_bytes_per_clk};
+    for (int i = 0; i < 4; ++i)
+      store_ns_per_byte[i] = measured_store[i] > 0 ? active_sms / (measured_store[i] * clk_GHz) : 0;
     const double per_sm = 1e3 / hw.sm_count;  // TFLOP/s -> flop/ns per SM
-    tensor_flops_per_ns[int(Precision::Bf16)] = hw.tensor_bf16_TFLOPs * per_sm;
-    tensor_flops_per_ns[int(Precision::Fp8)] = hw.tensor_fp8_TFLOPs * per_sm;
+    tensor_flops_per_ns[int(Precision::Bf16)] = hw.bf16_step_TFLOPs() * per_sm;
+    tensor_flops_per_ns[int(Precision::Fp8)] = hw.fp8_step_TFLOPs() * per_sm;
     tensor_flops_per_ns[int(Precision::Fp4)] = hw.tensor_fp4_TFLOPs * per_sm;
     mma_sync_fraction = hw.has_wgmma() ? hw.mma_sync_fraction : 1.0;
     fma_per_ns = hw.fma_lanes_per_clk * clk_GHz;
@@ -258,8 +265,10 @@ class SmSimulation {
         const double port_ns_per_byte = walk && rates_.walk_sm_ns_per_byte > 0 ? rates_.walk_sm_ns_per_byte
                                                                                  : rates_.copy_ns_per_byte_port;
         const double hbm_ns = st.amount * f * hbm_ns_per_byte;
+        const double store_ns_per_byte = st.store ? rates_.store_ns_per_byte[int(st.store_shape)] : 0;
         const double sm_ns =
-            st.amount * std::max(l2 * (tma_load ? rates_.tma_ns_per_byte_l2 : rates_.copy_ns_per_byte_l2), port_ns_per_byte);
+            st.amount * std::max({l2 * (tma_load ? rates_.tma_ns_per_byte_l2 : rates_.copy_ns_per_byte_l2),
+                                  port_ns_per_byte, store_ns_per_byte});
         if (st.l2_prefetch) {
           op.remaining = hbm_ns;
           if (walk) op.port_remaining = st.amount * rates_.walk_prefetch_ns_per_byte;  // TMA time, no bytes in

@@ -135,7 +135,9 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
     loop.output.push_back(per_output_tile(delay(g.epilogue_sync_ns_per_tile, "cluster exchange")));
   if (g.epilogue_warpgroup)
     loop.handoff.push_back(run(Unit::Smem, elements * g.handoff_bytes_per_element, "hand-off to smem"));
-  loop.stores.push_back(per_output_tile(store(elements * g.c_bytes_per_element, engine, "store C")));
+  Step c_store = store(elements * g.c_bytes_per_element, engine, "store C");
+  c_store.store_shape = g.c_store_shape;
+  loop.stores.push_back(per_output_tile(c_store));
   loop.async_stores = g.tma_store;
 
   LoopSchedule sch;

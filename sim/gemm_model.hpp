@@ -45,6 +45,9 @@ struct GemmSpec {
   // Epilogue work per output element (activations, conversion) and per output tile.
   double epilogue_fma_per_element = 1, epilogue_sfu_per_element = 0;
   double epilogue_sync_ns_per_tile = 0;  // e.g. a cluster exchange of partial norms
+  // How the epilogue writes C (kernel.hpp's StoreShape): our own kernels say; a library's is
+  // unknown (Any).
+  StoreShape c_store_shape = StoreShape::Any;
 };
 
 // Registers of a warp-specialized producer warp after setmaxnreg (CUTLASS / FA3 use 24-40).

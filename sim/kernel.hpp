@@ -35,6 +35,11 @@ enum class StepKind : std::uint8_t {
 // One step of a role. Amount units: Copy bytes, Tensor flops, Fma/Sfu lane operations
 // (one per thread-instruction), Smem bytes moved between shared memory and registers, Delay
 // nanoseconds.
+// How a store writes global memory, where the profile has measured that way's rate
+// (cuda/calibrate/store_drain.cu): a thread's pairs of an mma accumulator fragment, whole lines,
+// or bulk copies (TMA) from shared memory. Any: charged as any other copy.
+enum class StoreShape { Any, Fragment, Lines, Bulk };
+
 struct Step {
   StepKind kind = StepKind::Run;
   Unit unit = Unit::Fma;
@@ -53,6 +58,7 @@ struct Step {
   // delivers to the n CTAs of a cluster (L2 reads it once; every SM's port still receives it).
   double l2_fraction = 1;
   bool store = false;       // global writes (no load latency to wait for)
+  StoreShape store_shape = StoreShape::Any;
   // An L2 prefetch (TMA's prefetch.tensor): the bytes come from HBM into L2 only; they take this
   // SM's share of HBM bandwidth and, for a walk, its TMA, but no latency anyone waits for.
   bool l2_prefetch = false;

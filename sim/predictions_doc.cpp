@@ -307,7 +307,7 @@ std::string predictions_markdown() {
   for (const auto& g : kGpus) {
     const HardwareProfile hw = load_profile(g);
     o += fmt::format(" {} ({} SMs, {:.0f} GB/s, {:.0f} bf16 TFLOP/s);", g, hw.sm_count, hw.hbm_bandwidth_GBps,
-                     hw.tensor_bf16_TFLOPs);
+                     hw.bf16_step_TFLOPs());
   }
   o += " sources in the profile files.\n\n";
   gla_section(d);

@@ -43,6 +43,12 @@ const std::vector<ProfileField>& profile_fields() {
       {"tensor_bf16_TFLOPs", "TFLOP/s", "dense 16-bit tensor-core rate", &P::tensor_bf16_TFLOPs},
       {"tensor_fp8_TFLOPs", "TFLOP/s", "dense fp8 tensor-core rate (0: none)", &P::tensor_fp8_TFLOPs},
       {"tensor_fp4_TFLOPs", "TFLOP/s", "dense fp4 tensor-core rate (0: none)", &P::tensor_fp4_TFLOPs},
+      {"tensor_bf16_stream_TFLOPs", "TFLOP/s",
+       "every SM streaming bf16 wgmma alone, the rate tensor steps run at (0: not measured, tensor_bf16_TFLOPs)",
+       &P::tensor_bf16_stream_TFLOPs},
+      {"tensor_fp8_stream_TFLOPs", "TFLOP/s",
+       "every SM streaming fp8 wgmma alone, the rate tensor steps run at (0: not measured, tensor_fp8_TFLOPs)",
+       &P::tensor_fp8_stream_TFLOPs},
       {"mma_sync_fraction", "", "share of tensor peak reachable with warp-level mma.sync", &P::mma_sync_fraction},
       {"fma_lanes_per_clk", "lanes/clk", "FP32 FMA lanes per SM", &P::fma_lanes_per_clk},
       {"sfu_lanes_per_clk", "lanes/clk", "special-function (exp2) lanes per SM", &P::sfu_lanes_per_clk},
@@ -63,6 +69,11 @@ const std::vector<ProfileField>& profile_fields() {
        "what fence.proxy.async adds to a warp's chain after a shared store (0: not measured, or no async proxy)",
        &P::fence_proxy_async_cycles},
       {"launch_overhead_us", "us", "time per kernel launch in a stream", &P::launch_overhead_us},
+      {"queued_launch_us", "us",
+       "an empty kernel timed as overlap validate times a workload (queued behind the L2 flush; 0: not measured)",
+       &P::queued_launch_us},
+      {"queued_kernel_gap_us", "us",
+       "each further empty kernel launched back to back after it (0: not measured)", &P::queued_kernel_gap_us},
       {"tma_l2_bandwidth_GBps", "GB/s", "TMA loads from L2 into every SM's stage ring, best over 1-6 stages (0: not measured)",
        &P::tma_l2_bandwidth_GBps},
       {"tma_l2_latency_ns", "ns", "one 32 KiB TMA load from L2, one in flight per SM, every SM loading (0: not measured)",
@@ -111,6 +122,18 @@ const std::vector<ProfileField>& profile_fields() {
        &P::max_clusters_of_2},
       {"max_clusters_of_4", "clusters", "resident clusters of 4 CTAs, one CTA per SM (0: not measured)",
        &P::max_clusters_of_4},
+      {"fragment_store_bytes_per_clk", "B/clk",
+       "every SM storing an L2-resident output as mma accumulator fragments (4-byte pairs), all SMs' bytes per clock "
+       "(0: not measured)",
+       &P::fragment_store_bytes_per_clk},
+      {"line_store_bytes_per_clk", "B/clk",
+       "every SM storing an L2-resident output in whole lines (16 bytes a thread), all SMs' bytes per clock (0: not "
+       "measured)",
+       &P::line_store_bytes_per_clk},
+      {"bulk_store_bytes_per_clk", "B/clk",
+       "every SM storing an L2-resident output by bulk copies (TMA) from shared memory, all SMs' bytes per clock (0: "
+       "not measured)",
+       &P::bulk_store_bytes_per_clk},
   };
   return fields;
 }

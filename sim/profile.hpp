@@ -37,6 +37,11 @@ struct HardwareProfile {
   double tensor_bf16_TFLOPs = 0;  // dense; 16-bit inputs, fp32 accumulation
   double tensor_fp8_TFLOPs = 0;   // 0: not supported
   double tensor_fp4_TFLOPs = 0;   // 0: not supported
+  // Every SM streaming wgmma alone (cuda/calibrate/tensor_stream.cu): the rate a GEMM's
+  // mainloop gets. The rates above are whole library GEMMs (waves, fills and epilogues in them,
+  // which the model charges itself); where these are measured, tensor steps run at them.
+  double tensor_bf16_stream_TFLOPs = 0;  // 0: not measured
+  double tensor_fp8_stream_TFLOPs = 0;
   double mma_sync_fraction = 0;   // share of the tensor peak reachable with warp-level mma.sync
   double fma_lanes_per_clk = 0;   // FP32 lanes per SM
   double sfu_lanes_per_clk = 0;   // exp2/rcp lanes per SM
@@ -51,6 +56,12 @@ struct HardwareProfile {
   double bar_sync_latency_cycles = 0;   // a named barrier every warp reaches at once (0: not measured)
   double fence_proxy_async_cycles = 0;  // fence.proxy.async after a shared store (0: not measured / none)
   double launch_overhead_us = 0;
+  // Empty kernels timed as `overlap validate` times a workload (queued behind the L2 flush,
+  // device events): the first kernel, and each further one back to back (0: not measured).
+  // Measured to check launch_overhead_us, which the model charges every kernel; not charged
+  // themselves (docs/validation/README.md says why).
+  double queued_launch_us = 0;
+  double queued_kernel_gap_us = 0;
   // TMA tile loads streamed by every SM through a ring of stages (cuda/calibrate/tma_stream.cu);
   // 0 where not measured (or no TMA): the model then charges TMA loads by l2_bandwidth_GBps,
   // hbm_bandwidth_GBps and the load latencies above.
@@ -102,6 +113,14 @@ struct HardwareProfile {
   // model assumes sm_count / size.
   double max_clusters_of_2 = 0;
   double max_clusters_of_4 = 0;
+  // Every SM writing an L2-resident output tile, bytes per SM clock over all SMs
+  // (cuda/calibrate/store_drain.cu): by 4-byte stores of an mma accumulator fragment (a warp
+  // instruction writes half of each 32-byte sector it touches), by 16-byte stores of whole
+  // lines, and by bulk copies (TMA) from shared memory. 0: not measured, an output store is
+  // charged as any other copy.
+  double fragment_store_bytes_per_clk = 0;
+  double line_store_bytes_per_clk = 0;
+  double bulk_store_bytes_per_clk = 0;
   CopyEngine copy_engine = CopyEngine::LdSt;
   std::map<std::string, std::string> sources;  // field name -> where the number comes from
 
@@ -116,8 +135,11 @@ struct HardwareProfile {
   double cta_barrier_cycles() const { return bar_sync_latency_cycles > 0 ? bar_sync_latency_cycles : sync_latency_cycles; }
   // Resident clusters of `size` CTAs taking a whole SM each (size 1: every SM).
   int cluster_slots(int size) const;
-  // Dense bf16 tensor-core FLOPs one SM completes per clock at the profile's rate.
-  double bf16_flops_per_sm_clk() const { return tensor_bf16_TFLOPs * 1e6 / (sm_count * clock_MHz); }
+  // The rates tensor steps run at: the wgmma stream where measured, else the library GEMM's.
+  double bf16_step_TFLOPs() const { return tensor_bf16_stream_TFLOPs > 0 ? tensor_bf16_stream_TFLOPs : tensor_bf16_TFLOPs; }
+  double fp8_step_TFLOPs() const { return tensor_fp8_stream_TFLOPs > 0 ? tensor_fp8_stream_TFLOPs : tensor_fp8_TFLOPs; }
+  // Dense bf16 tensor-core FLOPs one SM completes per clock at that rate.
+  double bf16_flops_per_sm_clk() const { return bf16_step_TFLOPs() * 1e6 / (sm_count * clock_MHz); }
   nlohmann::json to_json() const;
 };
 

@@ -52,7 +52,7 @@ int barrier_index(const std::vector<BarrierSpec>& barriers, const std::string& n
 Step parse_op(const Json& j, const Vars& vars, const HardwareProfile& hw, const std::vector<BarrierSpec>* barriers,
               const std::string& where) {
   require_keys(j, {"op", "async", "bytes", "flops", "ops", "ns", "cycles", "barrier", "offset", "every", "phase", "from", "to",
-                   "hbm_fraction", "l2_fraction", "engine", "precision", "path", "label"},
+                   "hbm_fraction", "l2_fraction", "engine", "store_as", "precision", "path", "label"},
                where);
   OVERLAP_REQUIRE(j.contains("op") && j["op"].is_string(), "{}: needs \"op\"", where);
   const std::string op = j["op"].get<std::string>();
@@ -71,6 +71,13 @@ Step parse_op(const Json& j, const Vars& vars, const HardwareProfile& hw, const 
       OVERLAP_REQUIRE(e == "tma" || e == "cp_async" || e == "ld_st", "{}: engine '{}' is not tma, cp_async or ld_st", where, e);
       s.engine = e == "tma" ? CopyEngine::Tma : e == "cp_async" ? CopyEngine::CpAsync : CopyEngine::LdSt;
       OVERLAP_REQUIRE(!(s.engine == CopyEngine::Tma && hw.copy_engine != CopyEngine::Tma), "{}: {} has no TMA", where, hw.name);
+    }
+    if (j.contains("store_as")) {
+      OVERLAP_REQUIRE(op == "store", "{}: \"store_as\" is for stores", where);
+      const std::string a = j["store_as"].is_string() ? j["store_as"].get<std::string>() : "";
+      OVERLAP_REQUIRE(a == "fragment" || a == "lines" || a == "bulk", "{}: store_as '{}' is not fragment, lines or bulk",
+                      where, a);
+      s.store_shape = a == "fragment" ? StoreShape::Fragment : a == "lines" ? StoreShape::Lines : StoreShape::Bulk;
     }
   } else if (op == "mma") {
     const std::string p = j.contains("precision") ? j["precision"].get<std::string>() : "bf16";

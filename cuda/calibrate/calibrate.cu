@@ -2,10 +2,13 @@
 //   copy bandwidth  - a 16-byte-per-thread grid-stride copy of 2 x 1 GiB (and cudaMemcpy D2D),
 //                     bytes read + written over the median time;
 //   tensor rates    - cuBLAS bf16 GEMM 8192^3 (fp32 accumulation) on random data, median; the
-//                     same in fp8 e4m3 through cuBLASLt (fp8_gemm_rate.cu, sm_89+);
+//                     same in fp8 e4m3 through cuBLASLt (fp8_gemm_rate.cu, sm_89+); and every SM
+//                     streaming wgmma alone, bf16 and fp8 (tensor_stream.cu, sm_90);
 //   L2 bandwidth    - every SM reading a 16 MiB L2-resident buffer with L1-bypassing loads;
 //   SM port         - one CTA reading an L2-resident buffer, bytes per SM clock (clock64);
-//   launch overhead - back-to-back empty kernels on one stream, time per launch;
+//   launch overhead - back-to-back empty kernels on one stream, time per launch; and empty
+//                     kernels timed as `overlap validate` times a workload (queued behind the
+//                     L2 flush, device events): the first and each further kernel;
 //   load latency    - one thread chasing a random cyclic permutation of cache lines with
 //                     L1-bypassing loads, in a 512 MiB buffer (DRAM) and a 4 MiB one (L2);
 //   SM latencies    - dependent chains of FFMA, MUFU.EX2, LDS, SHFL and an mbarrier hand-off
@@ -19,7 +22,9 @@
 //                     L2 flush: instruction-fetch cycles per KiB (icache.cu);
 //   fetch rate      - a scheduler's issue rate over straight-line bodies of 4-256 KiB, one warp
 //                     and two roles a scheduler (fetch_rate.cu);
-//   cluster slots   - resident clusters of 2 and 4 whole-SM CTAs (cluster_slots.cu).
+//   cluster slots   - resident clusters of 2 and 4 whole-SM CTAs (cluster_slots.cu);
+//   output stores   - every SM writing 128 x 128 fp16 tiles as accumulator fragments, as
+//                     whole lines and by bulk copy (store_drain.cu).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -37,6 +42,8 @@
 #include "calibrate/random_fill.cuh"
 #include "calibrate/sm_latency.hpp"
 #include "calibrate/sm_throughput.hpp"
+#include "calibrate/store_drain.hpp"
+#include "calibrate/tensor_stream.hpp"
 #include "calibrate/tma_stream.hpp"
 #include "runtime/cublas_check.hpp"
 #include "runtime/cuda_check.hpp"
@@ -196,6 +203,31 @@ MeasuredField measure_launch_overhead() {
                       "time per launch, median of 5", launches)};
 }
 
+// An empty kernel timed the way `overlap validate` times a workload (runtime/timing.hpp: the L2
+// flushed on the stream first, so the launches queue behind the flush; device events around
+// them): one kernel, and `kernels` back to back. What the harness measures for a kernel that
+// does nothing, and for each kernel after the first.
+std::vector<MeasuredField> measure_queued_launch(int repeats) {
+  constexpr int kernels = 8;
+  TimingOptions options;
+  options.runs_per_set = std::max(repeats, 20);
+  const double one_us = time_launches([](int, cudaStream_t s) { empty_kernel<<<1, 32, 0, s>>>(); }, 1, options).median_us;
+  const double many_us = time_launches(
+                             [](int, cudaStream_t s) {
+                               for (int i = 0; i < kernels; ++i) empty_kernel<<<1, 32, 0, s>>>();
+                             },
+                             1, options)
+                             .median_us;
+  OVERLAP_CUDA_CHECK(cudaGetLastError());
+  const std::string how = fmt::format(
+      "measured by overlap calibrate: empty kernels timed as overlap validate times a workload (L2 flushed on the "
+      "stream before each run, device events around the launches), median of {} runs: one kernel {:.2f} us, {} "
+      "back to back {:.2f} us",
+      options.runs_per_set, one_us, kernels, many_us);
+  return {{"queued_launch_us", one_us, how + "; the first kernel's time"},
+          {"queued_kernel_gap_us", (many_us - one_us) / (kernels - 1), how + "; each further kernel's"}};
+}
+
 double chase_cycles_per_load(std::size_t buffer_bytes, int steps) {
   constexpr std::size_t line = 128;  // one load per 128-byte line, so no two share a sector
   const std::size_t lines = buffer_bytes / line;
@@ -244,8 +276,10 @@ Calibration calibrate_device(const CalibrateOptions& options) {
   cal.fields.push_back(measure_copy_bandwidth(options.repeats));
   cal.fields.push_back(measure_bf16_tensor_rate(options.repeats));
   for (auto& f : measure_fp8_tensor_rate(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
+  for (auto& f : measure_tensor_stream(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
   for (auto& f : measure_l2_and_sm_port(options.repeats)) cal.fields.push_back(std::move(f));
   cal.fields.push_back(measure_launch_overhead());
+  for (auto& f : measure_queued_launch(options.repeats)) cal.fields.push_back(std::move(f));
   cal.fields.push_back({"dram_latency_cycles", chase_cycles_per_load(std::size_t(512) << 20, 20000),
                         "measured by overlap calibrate: dependent __ldcg pointer chase over 512 MiB of random "
                         "128-byte lines, one thread, clock64 cycles per load (TLB misses included)"});
@@ -258,6 +292,7 @@ Calibration calibrate_device(const CalibrateOptions& options) {
   for (auto& f : measure_cold_code()) cal.fields.push_back(std::move(f));
   for (auto& f : measure_fetch_rate()) cal.fields.push_back(std::move(f));
   for (auto& f : measure_cluster_slots(cal.compute_capability)) cal.fields.push_back(std::move(f));
+  for (auto& f : measure_store_drain(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
   return cal;
 }
 

@@ -68,6 +68,9 @@ GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const 
   g.warp_specialized = t.warp_specialized;
   g.persistent = t.warp_specialized;  // the warp-specialized kernels are persistent (CUTLASS sm90)
   g.tma_store = t.tma_store;
+  // The TMA-store epilogue writes C from shared memory by TMA; the direct one stores each
+  // thread's accumulator pairs (cuda/dualgemm/dualgemm_kernel.cuh's epilogue).
+  g.c_store_shape = t.tma_store ? StoreShape::Bulk : StoreShape::Fragment;
   g.cluster_size = t.cluster_size();
   g.b_multicast = t.cluster_m;  // B1 and B2 tiles shared by the cluster's CTAs along M
   g.a_multicast = t.cluster_n;  // A tiles by those along N

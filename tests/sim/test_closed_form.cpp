@@ -15,7 +15,7 @@ namespace overlap::sim {
 namespace {
 
 double launch_ns(const HardwareProfile& hw) { return hw.launch_overhead_us * 1e3; }
-double tensor_flops_per_ns_sm(const HardwareProfile& hw) { return hw.tensor_bf16_TFLOPs * 1e3 / hw.sm_count; }
+double tensor_flops_per_ns_sm(const HardwareProfile& hw) { return hw.bf16_step_TFLOPs() * 1e3 / hw.sm_count; }
 
 // Streams `bytes_per_cta` in and out per CTA, 4-stage pipeline, 2 CTAs per SM.
 KernelSpec streaming_copy(const HardwareProfile& hw, std::int64_t ctas, double bytes_per_cta) {
@@ -343,7 +343,7 @@ TEST(WalkLoads, ChargedAsCalibrateMeasuresThem) {
   ASSERT_GT(hw.tma_walk_beside_wgmma_fraction, 0);
   const double walk_sm = std::min(hw.tma_walk_sm_GBps, 3 * hw.tma_walk_stream_GBps);
   const double beside = hw.tma_walk_sm_GBps * hw.tma_walk_beside_wgmma_fraction;
-  const double flops = 0.5 * 3 * 16384 / beside * hw.tensor_bf16_TFLOPs * 1e3 / hw.sm_count;
+  const double flops = 0.5 * 3 * 16384 / beside * hw.bf16_step_TFLOPs() * 1e3 / hw.sm_count;
   const double with_mma = time(hw, 3, flops);
   EXPECT_GT(with_mma * walk_sm, 1.05);
   EXPECT_LT(with_mma * beside, 1.02);
@@ -372,6 +372,58 @@ TEST(WalkLoads, SeveralCtasAnSmShareTheRateCalibrateMeasuresForThem) {
   EXPECT_NEAR(sm_rate() / hw.tma_walk_sm_multi_GBps, 1.0, 0.05);
   hw.tma_walk_sm_multi_GBps = 0;  // not measured: the one-CTA rate
   EXPECT_NEAR(sm_rate() / std::min(hw.tma_walk_sm_GBps, 3 * hw.tma_walk_stream_GBps), 1.0, 0.05);
+}
+
+// One CTA an SM writing `bytes` once, waiting for the stores, in the given shape.
+KernelSpec one_store(const HardwareProfile& hw, double bytes, StoreShape shape) {
+  KernelSpec k;
+  k.name = "store";
+  k.ctas = hw.sm_count;
+  k.threads_per_cta = 256;
+  k.regs_per_cta = regs_for_warps(8, 64);
+  Role r;
+  r.name = "epilogue";
+  r.warps = 8;
+  Step s = store(bytes, hw.copy_engine, "store C");
+  s.store_shape = shape;
+  r.body = {s};
+  k.roles = {r};
+  return k;
+}
+
+TEST(OutputStores, EachShapeRunsAtItsMeasuredRate) {
+  constexpr double kBytes = 32768;  // a 128 x 128 fp16 tile an SM, as calibrate's store_drain writes it
+  for (const char* gpu : {"H100", "H200"}) {
+    const HardwareProfile hw = load_profile(gpu);
+    const auto time = [&](StoreShape shape) { return simulate_kernel(hw, one_store(hw, kBytes, shape)).time_ns - launch_ns(hw); };
+    const auto expected = [&](double bytes_per_clk) {
+      return std::max(time(StoreShape::Any), kBytes * hw.sm_count / (bytes_per_clk * hw.clock_MHz * 1e-3));
+    };
+    ASSERT_GT(hw.fragment_store_bytes_per_clk, 0) << gpu;
+    ASSERT_GT(hw.bulk_store_bytes_per_clk, 0) << gpu;
+    EXPECT_NEAR(time(StoreShape::Fragment) / expected(hw.fragment_store_bytes_per_clk), 1.0, 1e-6) << gpu;
+    EXPECT_NEAR(time(StoreShape::Lines) / expected(hw.line_store_bytes_per_clk), 1.0, 1e-6) << gpu;
+    EXPECT_NEAR(time(StoreShape::Bulk) / expected(hw.bulk_store_bytes_per_clk), 1.0, 1e-6) << gpu;
+    // Fragments write half of each sector a warp instruction touches: slower than a bulk copy.
+    EXPECT_GT(time(StoreShape::Fragment), 1.5 * time(StoreShape::Bulk)) << gpu;
+  }
+  // Not measured (the T4 profile): every shape is charged as any other copy.
+  const HardwareProfile t4 = load_profile("T4");
+  const double any = simulate_kernel(t4, one_store(t4, kBytes, StoreShape::Any)).time_ns;
+  EXPECT_DOUBLE_EQ(simulate_kernel(t4, one_store(t4, kBytes, StoreShape::Fragment)).time_ns, any);
+}
+
+TEST(TensorRate, StepsRunAtTheWgmmaStreamWhereMeasured) {
+  HardwareProfile hw = load_profile("H100");
+  ASSERT_GT(hw.tensor_bf16_stream_TFLOPs, 0);
+  const double flops = 2.0 * 128 * 128 * 64;
+  const auto per_sm_rate = [&] {
+    const KernelResult r = simulate_kernel(hw, tensor_loop(std::int64_t(hw.sm_count), 1000, flops));
+    return 1000 * flops / (r.time_ns - launch_ns(hw));
+  };
+  EXPECT_NEAR(per_sm_rate() / (hw.tensor_bf16_stream_TFLOPs * 1e3 / hw.sm_count), 1.0, 0.01);
+  hw.tensor_bf16_stream_TFLOPs = 0;  // not measured: the library GEMM's rate
+  EXPECT_NEAR(per_sm_rate() / (hw.tensor_bf16_TFLOPs * 1e3 / hw.sm_count), 1.0, 0.01);
 }
 
 TEST(Occupancy, RegisterHungryCtasLoseResidency) {

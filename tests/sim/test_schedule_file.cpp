@@ -60,6 +60,25 @@ TEST(ScheduleFile, MistakesNameTheirPlace) {
   EXPECT_NE(e.find("unknown barrier 'fulll'"), std::string::npos) << e;
 }
 
+// "store_as" names how a store writes (fragment, lines, bulk): a fragment store of the same
+// bytes takes longer on a GPU whose profile measured both; anything else is a clear error.
+TEST(ScheduleFile, StoresSayHowTheyWrite) {
+  const HardwareProfile hw = load_profile("H100");
+  const auto text = [](const std::string& as) {
+    return R"({"workload": "gla", "kernels": [{"ctas": "sm_count", "threads": 256, "roles": [{"warps": 8,
+        "body": [{"op": "store", "bytes": 32768)" + (as.empty() ? std::string() : R"(, "store_as": ")" + as + "\"") +
+           "}]}]}]}";
+  };
+  const auto time = [&](const std::string& as) {
+    return predict_kernels(hw, "gla", "f", gla_shape(64), build_schedule(parse_schedule(text(as), "f.json"), hw, gla_shape(64)))
+        .time_us;
+  };
+  EXPECT_GT(time("fragment"), time("bulk"));
+  EXPECT_GE(time("fragment"), time(""));
+  const std::string e = error_of([&] { time("scatter"); });
+  EXPECT_NE(e.find("store_as 'scatter'"), std::string::npos) << e;
+}
+
 // A tile loop whose per-output-tile `output` work moves to an epilogue warpgroup: the file
 // builds the role, and an epilogue shorter than the mainloop stops adding to the time.
 TEST(ScheduleFile, EpilogueWarpgroupTakesTheOutputWork) {
