@@ -266,8 +266,11 @@ std::vector<KernelSpec> materialized_kernels(const HardwareProfile& hw, Schedule
              load(C * bv * 2, 1.0, base.engine, "load v")};
   set_chunk_work(a, hw, base, Pass::States, K);
   // The entry state S_n is written as bf16 (the operand the output GEMM reads).
-  a.stores = {store(K * bv * 2, base.engine, "store S_n")};
-  a.async_stores = true;  // the state is written from registers and not waited for
+  // From registers, each thread its mma accumulator pairs (gla_chunk_kernel.cuh, State::store_bf16):
+  // fragment stores, which hold the warps until the LSU has taken them (calibrate's store_drain).
+  Step s_n = store(K * bv * 2, base.engine, "store S_n");
+  s_n.store_shape = StoreShape::Fragment;
+  a.stores = {s_n};
   if (d.h0) a.prologue.push_back(load(K * bv * 4, 1.0, base.engine, "load h0"));
   if (d.hT) a.epilogue.push_back(store(K * bv * 4, base.engine, "store hT"));
   build_tile_loop(states, a, base.schedule());
