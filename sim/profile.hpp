@@ -62,6 +62,10 @@ struct HardwareProfile {
   // themselves (docs/validation/README.md says why).
   double queued_launch_us = 0;
   double queued_kernel_gap_us = 0;
+  // cudaMemcpy2DAsync device to device (a copy engine, not a kernel): read + written bytes per
+  // second, and the fixed time of a copy beyond that (0: not measured; charged as a copy kernel).
+  double memcpy2d_GBps = 0;
+  double memcpy2d_fixed_us = 0;
   // TMA tile loads streamed by every SM through a ring of stages (cuda/calibrate/tma_stream.cu);
   // 0 where not measured (or no TMA): the model then charges TMA loads by l2_bandwidth_GBps,
   // hbm_bandwidth_GBps and the load latencies above.

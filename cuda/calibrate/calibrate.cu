@@ -6,6 +6,7 @@
 //                     streaming wgmma alone, bf16 and fp8 (tensor_stream.cu, sm_90);
 //   L2 bandwidth    - every SM reading a 16 MiB L2-resident buffer with L1-bypassing loads;
 //   SM port         - one CTA reading an L2-resident buffer, bytes per SM clock (clock64);
+//   2-d copies      - cudaMemcpy2DAsync device to device (a copy engine), rate and fixed part;
 //   launch overhead - back-to-back empty kernels on one stream, time per launch; and empty
 //                     kernels timed as `overlap validate` times a workload (queued behind the
 //                     L2 flush, device events): the first and each further kernel;
@@ -228,6 +229,37 @@ std::vector<MeasuredField> measure_queued_launch(int repeats) {
           {"queued_kernel_gap_us", (many_us - one_us) / (kernels - 1), how + "; each further kernel's"}};
 }
 
+// cudaMemcpy2DAsync device to device, as projchain's wide_gemm copies q and v out of its wide
+// output (rows of 4096 bytes out of rows 16416 bytes apart), timed as overlap validate times a
+// workload: 2048 and 16384 rows. It runs on a copy engine, not as a kernel: the rate is the
+// slope (bytes read + written per second), the fixed part what the smaller copy takes beyond it.
+std::vector<MeasuredField> measure_memcpy2d(int repeats) {
+  constexpr std::size_t row = 4096, pitch = 16416, few = 2048, many = 16384;
+  DeviceBuffer src(pitch * many), dst(row * many);
+  OVERLAP_CUDA_CHECK(cudaMemset(src.get(), 0x3c, src.bytes()));
+  TimingOptions options;
+  options.runs_per_set = std::max(repeats, 20);
+  const auto time = [&](std::size_t rows) {
+    return time_launches(
+               [&](int, cudaStream_t s) {
+                 OVERLAP_CUDA_CHECK(
+                     cudaMemcpy2DAsync(dst.get(), row, src.get(), pitch, row, rows, cudaMemcpyDeviceToDevice, s));
+               },
+               1, options)
+        .median_us;
+  };
+  const double few_us = time(few), many_us = time(many);
+  const double rate_GBps = 2.0 * row * double(many - few) / ((many_us - few_us) * 1e3);
+  const double fixed_us = few_us - 2.0 * row * double(few) / (rate_GBps * 1e3);
+  const std::string how = fmt::format(
+      "measured by overlap calibrate: cudaMemcpy2DAsync device to device, rows of {} B out of rows {} B apart, timed "
+      "as overlap validate times a workload (L2 flushed first, device events), median of {}: {} rows {:.2f} us, {} "
+      "rows {:.2f} us",
+      row, pitch, options.runs_per_set, few, few_us, many, many_us);
+  return {{"memcpy2d_GBps", rate_GBps, how + "; read + written bytes per second of the difference"},
+          {"memcpy2d_fixed_us", fixed_us, how + "; the smaller copy's time beyond that rate"}};
+}
+
 double chase_cycles_per_load(std::size_t buffer_bytes, int steps) {
   constexpr std::size_t line = 128;  // one load per 128-byte line, so no two share a sector
   const std::size_t lines = buffer_bytes / line;
@@ -280,6 +312,7 @@ Calibration calibrate_device(const CalibrateOptions& options) {
   for (auto& f : measure_l2_and_sm_port(options.repeats)) cal.fields.push_back(std::move(f));
   cal.fields.push_back(measure_launch_overhead());
   for (auto& f : measure_queued_launch(options.repeats)) cal.fields.push_back(std::move(f));
+  for (auto& f : measure_memcpy2d(options.repeats)) cal.fields.push_back(std::move(f));
   cal.fields.push_back({"dram_latency_cycles", chase_cycles_per_load(std::size_t(512) << 20, 20000),
                         "measured by overlap calibrate: dependent __ldcg pointer chase over 512 MiB of random "
                         "128-byte lines, one thread, clock64 cycles per load (TLB misses included)"});

@@ -2,9 +2,12 @@
 // built from cuda/projchain/projchain_tiling.hpp. Whether fusion pays is decided by what the
 // GEMM is bound by at a given N = B*T: the activation kernels cost a full HBM round trip of
 // their slices plus a launch each, the fused epilogue costs FMA/SFU work inside the GEMM.
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "cuda/projchain/projchain_tiling.hpp"
 #include "sim/gemm_model.hpp"
+#include "sim/models/cublas_picks.hpp"
 #include "sim/occupancy.hpp"
 #include "sim/tile_loop.hpp"
 #include "sim/variants.hpp"
@@ -43,6 +46,26 @@ GemmSpec gemm_spec(const HardwareProfile& hw, Variant v, std::string name, const
   // EpilogueFused's clusters lie along M and share each weight tile by multicast (tiling header);
   // ClusterFused's lie along N and share nothing.
   g.b_multicast = v == Variant::EpilogueFused ? t.cluster_size : 1;
+  // The cuBLAS GEMMs of unfused and wide_gemm: the kernel cuBLAS runs where it was observed on
+  // an H100 (cublas_picks.hpp), its tile, stages and cluster (a cluster's CTAs share the tiles
+  // of its other operand by multicast); the consumer warpgroups are not in the name: two where
+  // the tile has 128 rows or more, else one.
+  if (v == Variant::Unfused || v == Variant::WideGemm) {
+    if (const auto pick = cublas_sm90_pick(hw.name, g.M, g.N, g.K)) {
+      g.name += fmt::format(" ({})", pick->kernel);
+      g.tile_m = pick->tile_rows;
+      g.tile_n = pick->tile_cols;
+      g.tile_k = pick->tile_k;
+      g.stages = pick->stages;
+      g.cluster_size = pick->cluster_rows * pick->cluster_cols;
+      g.b_multicast = pick->cluster_rows;
+      g.a_multicast = pick->cluster_cols;
+      g.consumer_warps = pick->tile_rows >= 128 ? 8 : 4;
+      // Its stages leave no room to stage a whole output tile in shared memory (256x128 with 4
+      // stages of 48 KiB): the epilogue is charged as direct stores.
+      g.tma_store = false;
+    }
+  }
   return g;
 }
 
@@ -69,9 +92,26 @@ KernelSpec activation(const HardwareProfile& hw, std::string name, std::int64_t 
 }
 
 // cudaMemcpy2DAsync of a `rows` x `cols` bf16 slice out of the wide intermediate (device to
-// device): a copy kernel, one read and one write of every element and nothing else.
+// device). It runs on a copy engine, no SM taking part: where the profile measured that
+// (memcpy2d_GBps), its fixed part and its bytes at that rate, as one wait in the stream's order
+// (the launch charge taken out of the fixed part, which contains it); elsewhere charged as a copy
+// kernel, one read and one write of every element.
 KernelSpec slice_copy(const HardwareProfile& hw, std::string name, std::int64_t rows, std::int64_t cols) {
-  return activation(hw, std::move(name), rows, cols, 0, 0);
+  if (hw.memcpy2d_GBps <= 0) return activation(hw, std::move(name), rows, cols, 0, 0);
+  const double bytes = 2.0 * double(rows) * double(cols) * 2;  // read + written
+  KernelSpec k;
+  k.name = std::move(name) + " (copy engine)";
+  k.ctas = 1;
+  k.threads_per_cta = 32;
+  k.regs_per_cta = regs_for_warps(1, 32);
+  k.hbm_bytes = bytes;
+  Role r;
+  r.name = "copy engine";
+  r.warps = 1;
+  const double ns = (hw.memcpy2d_fixed_us - hw.launch_overhead_us) * 1e3 + bytes / hw.memcpy2d_GBps;
+  r.body = {delay(std::max(0.0, ns), "2-d copy on a copy engine")};
+  k.roles = {r};
+  return k;
 }
 
 std::vector<KernelSpec> activations(const HardwareProfile& hw, const ProjDims& d) {

@@ -1,0 +1,27 @@
+#pragma once
+// The kernels cuBLAS runs for our row-major GEMMs on an H100 (sm_90), as Nsight Compute names
+// them (tools/device/validate_kernels_ncu.sh; names like nvjet_sm90_tst_256x128_64x4_1x2_...:
+// a tile of 256 output columns x 128 rows, 64 of K a stage, 4 stages, clusters of 1 x 2 along
+// columns x rows). Observed for projchain's GEMMs (K = 2048; 16, 2048 and 8208 output columns;
+// 2048 to 32768 rows) with cuBLAS 13.0 on a lent H100 and a lent H200 (the same picks but one);
+// the model uses a pick in place of a guessed tiling.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace overlap::sim {
+
+struct LibraryGemmPick {
+  std::string kernel;        // the name's stem, e.g. "nvjet_sm90_tst_256x128_64x4_1x2"
+  int tile_rows, tile_cols;  // of the row-major output
+  int tile_k, stages;
+  int cluster_rows, cluster_cols;  // CTAs of a cluster along the output's rows / columns
+};
+
+// cuBLAS's pick for a row-major [rows x K] x [K x cols] bf16 GEMM on the GPU of profile `gpu`
+// (H100 or H200), where observed (cols 16, 2048 and 8208 at K = 2048); empty elsewhere.
+std::optional<LibraryGemmPick> cublas_sm90_pick(std::string_view gpu, std::int64_t rows, std::int64_t cols,
+                                                std::int64_t K);
+
+}  // namespace overlap::sim
