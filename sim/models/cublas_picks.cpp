@@ -17,8 +17,11 @@ LibraryGemmPick nvjet(int tile_cols, int tile_rows, int stages, int cluster_cols
 
 std::optional<LibraryGemmPick> cublas_sm90_pick(std::string_view gpu, std::int64_t rows, std::int64_t cols,
                                                 std::int64_t K) {
-  if ((gpu != "H100" && gpu != "H200") || K != 2048) return std::nullopt;
-  // The observations (2026-11-27, docs/validation/README.md "projchain kernel by kernel").
+  if (gpu != "H100" && gpu != "H200") return std::nullopt;
+  // The observations (2026-11-27, docs/validation/README.md "projchain / linrnn kernel by kernel").
+  if (gpu == "H100" && K == 256 && cols == 192) return rows <= 8192 ? nvjet(96, 128, 6, 2, 1) : nvjet(192, 128, 5, 1, 2);
+  if (gpu == "H100" && K == 1024 && cols == 3072 && rows == 32768) return nvjet(192, 192, 3, 2, 1);
+  if (K != 2048) return std::nullopt;
   if (cols == 16) {
     if (rows <= 2048 && gpu == "H200") return nvjet(64, 24, 16, 1, 4);
     if (rows <= 4096) return nvjet(32, 64, 16, 1, 4);
@@ -29,6 +32,24 @@ std::optional<LibraryGemmPick> cublas_sm90_pick(std::string_view gpu, std::int64
   if (cols == 2048) return nvjet(256, 128, 4, 1, 2);
   if (cols == 8208) return rows <= 4096 ? nvjet(128, 256, 4, 2, 1) : nvjet(160, 256, 3, 2, 1);
   return std::nullopt;
+}
+
+bool apply_cublas_pick(const HardwareProfile& hw, GemmSpec& g) {
+  const auto pick = cublas_sm90_pick(hw.name, g.M, g.N, g.K);
+  if (!pick) return false;
+  g.name += fmt::format(" ({})", pick->kernel);
+  g.tile_m = pick->tile_rows;
+  g.tile_n = pick->tile_cols;
+  g.tile_k = pick->tile_k;
+  g.stages = pick->stages;
+  g.cluster_size = pick->cluster_rows * pick->cluster_cols;
+  g.b_multicast = pick->cluster_rows;
+  g.a_multicast = pick->cluster_cols;
+  g.consumer_warps = pick->tile_rows >= 128 ? 8 : 4;
+  g.warp_specialized = true;
+  g.persistent = true;
+  g.tma_store = false;
+  return true;
 }
 
 }  // namespace overlap::sim

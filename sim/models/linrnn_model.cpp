@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "cuda/linrnn/linrnn_tiling.hpp"
 #include "sim/gemm_model.hpp"
+#include "sim/models/cublas_picks.hpp"
 #include "sim/models/generated/linrnn_full_fused_sass.hpp"
 #include "sim/sass_mix.hpp"
 #include "sim/occupancy.hpp"
@@ -44,6 +45,7 @@ KernelSpec projection(const HardwareProfile& hw, const LinrnnDims& d) {
   g.consumer_warps = t.warps;
   g.warp_specialized = t.warp_specialized;
   g.max_regs_per_thread = t.max_regs_per_thread;
+  apply_cublas_pick(hw, g);  // the kernel cuBLAS runs, where it was observed
   return gemm_kernel(hw, g);
 }
 

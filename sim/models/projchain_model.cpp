@@ -46,26 +46,8 @@ GemmSpec gemm_spec(const HardwareProfile& hw, Variant v, std::string name, const
   // EpilogueFused's clusters lie along M and share each weight tile by multicast (tiling header);
   // ClusterFused's lie along N and share nothing.
   g.b_multicast = v == Variant::EpilogueFused ? t.cluster_size : 1;
-  // The cuBLAS GEMMs of unfused and wide_gemm: the kernel cuBLAS runs where it was observed on
-  // an H100 (cublas_picks.hpp), its tile, stages and cluster (a cluster's CTAs share the tiles
-  // of its other operand by multicast); the consumer warpgroups are not in the name: two where
-  // the tile has 128 rows or more, else one.
-  if (v == Variant::Unfused || v == Variant::WideGemm) {
-    if (const auto pick = cublas_sm90_pick(hw.name, g.M, g.N, g.K)) {
-      g.name += fmt::format(" ({})", pick->kernel);
-      g.tile_m = pick->tile_rows;
-      g.tile_n = pick->tile_cols;
-      g.tile_k = pick->tile_k;
-      g.stages = pick->stages;
-      g.cluster_size = pick->cluster_rows * pick->cluster_cols;
-      g.b_multicast = pick->cluster_rows;
-      g.a_multicast = pick->cluster_cols;
-      g.consumer_warps = pick->tile_rows >= 128 ? 8 : 4;
-      // Its stages leave no room to stage a whole output tile in shared memory (256x128 with 4
-      // stages of 48 KiB): the epilogue is charged as direct stores.
-      g.tma_store = false;
-    }
-  }
+  // The cuBLAS GEMMs of unfused and wide_gemm: the kernel cuBLAS runs where it was observed.
+  if (v == Variant::Unfused || v == Variant::WideGemm) apply_cublas_pick(hw, g);
   return g;
 }
 

@@ -1,5 +1,5 @@
 // The library GEMMs as they run: cuBLAS's observed picks (sim/models/cublas_picks.cpp) drive the
-// projchain model's unfused and wide_gemm GEMMs on the H100 and H200, and the 2-d copies of
+// projchain model's unfused and wide_gemm GEMMs and linrnn's projection on the H100 (and H200), and the 2-d copies of
 // wide_gemm are charged as copy-engine transfers where the profile measured them.
 #include <gtest/gtest.h>
 
@@ -51,6 +51,16 @@ TEST(CublasPicks, ProjchainGemmsTakeThePickedTiles) {
   // Without an observation (the T4) the guessed tiling stays.
   const Prediction t4 = predict(load_profile("T4"), "projchain", "unfused", projchain_shape(512));
   EXPECT_EQ(kernel_named(t4, "projchain_gemm_alpha").name, "projchain_gemm_alpha");
+}
+
+TEST(CublasPicks, LinrnnProjectionTakesThePickedTiles) {
+  ShapeArgs s;
+  for (auto [k, v] : {std::pair{"B", 4}, {"T", 2048}, {"d", 256}, {"dv", 64}, {"h0", 1}, {"hT", 1}}) s.set(k, v);
+  const Prediction p = predict(load_profile("H100"), "linrnn", "three_kernel", s);
+  // 8192 rows in 128-row tiles, 192 columns in two 96-column tiles: 128 CTAs.
+  const KernelPrediction& gemm = kernel_named(p, "linrnn_projection_gemm");
+  EXPECT_NE(gemm.name.find("nvjet_sm90_tst_96x128"), std::string::npos) << gemm.name;
+  EXPECT_EQ(gemm.ctas, 128);
 }
 
 TEST(CublasPicks, SliceCopiesRunOnACopyEngineWhereMeasured) {
