@@ -42,7 +42,7 @@ struct Rates {
   }
   // A store of each StoreShape where the profile measured its rate: this SM's share of every
   // SM storing that way (0: not measured, charged as other copies).
-  double store_ns_per_byte[4];
+  double store_ns_per_byte[int(StoreShape::Bulk) + 1];
   double tensor_flops_per_ns[3];
   double mma_sync_fraction;
   double fma_per_ns, sfu_per_ns, smem_bytes_per_ns;
@@ -78,10 +78,13 @@ struct Rates {
         hw.tma_l2_latency_ns > 0 && hw.tma_l2_bandwidth_GBps > 0
             ? std::max(l2_latency_ns, hw.tma_l2_latency_ns - kTmaStreamBoxBytes * hw.sm_count / hw.tma_l2_bandwidth_GBps)
             : l2_latency_ns;
-    const double measured_store[4] = {0, hw.fragment_store_bytes_per_clk, hw.line_store_bytes_per_clk,
-                                      hw.bulk_store_bytes_per_clk};
-    for (int i = 0; i < 4; ++i)
-      store_ns_per_byte[i] = measured_store[i] > 0 ? active_sms / (measured_store[i] * clk_GHz) : 0;
+    const auto store_share = [&](double bytes_per_clk) {
+      return bytes_per_clk > 0 ? active_sms / (bytes_per_clk * clk_GHz) : 0;
+    };
+    store_ns_per_byte[int(StoreShape::Any)] = 0;
+    store_ns_per_byte[int(StoreShape::Fragment)] = store_share(hw.fragment_store_bytes_per_clk);
+    store_ns_per_byte[int(StoreShape::Lines)] = store_share(hw.line_store_bytes_per_clk);
+    store_ns_per_byte[int(StoreShape::Bulk)] = store_share(hw.bulk_store_bytes_per_clk);
     const double per_sm = 1e3 / hw.sm_count;  // TFLOP/s -> flop/ns per SM
     tensor_flops_per_ns[int(Precision::Bf16)] = hw.bf16_step_TFLOPs() * per_sm;
     tensor_flops_per_ns[int(Precision::Fp8)] = hw.fp8_step_TFLOPs() * per_sm;

@@ -32,14 +32,14 @@ enum class StepKind : std::uint8_t {
   Delay,   // block for `amount` ns without occupying a unit (a dependent-latency chain)
 };
 
-// One step of a role. Amount units: Copy bytes, Tensor flops, Fma/Sfu lane operations
-// (one per thread-instruction), Smem bytes moved between shared memory and registers, Delay
-// nanoseconds.
 // How a store writes global memory, where the profile has measured that way's rate
 // (cuda/calibrate/store_drain.cu): a thread's pairs of an mma accumulator fragment, whole lines,
 // or bulk copies (TMA) from shared memory. Any: charged as any other copy.
 enum class StoreShape { Any, Fragment, Lines, Bulk };
 
+// One step of a role. Amount units: Copy bytes, Tensor flops, Fma/Sfu lane operations
+// (one per thread-instruction), Smem bytes moved between shared memory and registers, Delay
+// nanoseconds.
 struct Step {
   StepKind kind = StepKind::Run;
   Unit unit = Unit::Fma;

@@ -210,21 +210,19 @@ MeasuredField measure_launch_overhead() {
 // does nothing, and for each kernel after the first.
 std::vector<MeasuredField> measure_queued_launch(int repeats) {
   constexpr int kernels = 8;
-  TimingOptions options;
-  options.runs_per_set = std::max(repeats, 20);
-  const double one_us = time_launches([](int, cudaStream_t s) { empty_kernel<<<1, 32, 0, s>>>(); }, 1, options).median_us;
-  const double many_us = time_launches(
-                             [](int, cudaStream_t s) {
-                               for (int i = 0; i < kernels; ++i) empty_kernel<<<1, 32, 0, s>>>();
-                             },
-                             1, options)
-                             .median_us;
+  const int runs = std::max(repeats, 20);
+  const double one_us = median_us([](cudaStream_t s) { empty_kernel<<<1, 32, 0, s>>>(); }, runs);
+  const double many_us = median_us(
+      [](cudaStream_t s) {
+        for (int i = 0; i < kernels; ++i) empty_kernel<<<1, 32, 0, s>>>();
+      },
+      runs);
   OVERLAP_CUDA_CHECK(cudaGetLastError());
   const std::string how = fmt::format(
       "measured by overlap calibrate: empty kernels timed as overlap validate times a workload (L2 flushed on the "
       "stream before each run, device events around the launches), median of {} runs: one kernel {:.2f} us, {} "
       "back to back {:.2f} us",
-      options.runs_per_set, one_us, kernels, many_us);
+      runs, one_us, kernels, many_us);
   return {{"queued_launch_us", one_us, how + "; the first kernel's time"},
           {"queued_kernel_gap_us", (many_us - one_us) / (kernels - 1), how + "; each further kernel's"}};
 }
@@ -237,16 +235,13 @@ std::vector<MeasuredField> measure_memcpy2d(int repeats) {
   constexpr std::size_t row = 4096, pitch = 16416, few = 2048, many = 16384;
   DeviceBuffer src(pitch * many), dst(row * many);
   OVERLAP_CUDA_CHECK(cudaMemset(src.get(), 0x3c, src.bytes()));
-  TimingOptions options;
-  options.runs_per_set = std::max(repeats, 20);
+  const int runs = std::max(repeats, 20);
   const auto time = [&](std::size_t rows) {
-    return time_launches(
-               [&](int, cudaStream_t s) {
-                 OVERLAP_CUDA_CHECK(
-                     cudaMemcpy2DAsync(dst.get(), row, src.get(), pitch, row, rows, cudaMemcpyDeviceToDevice, s));
-               },
-               1, options)
-        .median_us;
+    return median_us(
+        [&](cudaStream_t s) {
+          OVERLAP_CUDA_CHECK(cudaMemcpy2DAsync(dst.get(), row, src.get(), pitch, row, rows, cudaMemcpyDeviceToDevice, s));
+        },
+        runs);
   };
   const double few_us = time(few), many_us = time(many);
   const double rate_GBps = 2.0 * row * double(many - few) / ((many_us - few_us) * 1e3);
@@ -255,7 +250,7 @@ std::vector<MeasuredField> measure_memcpy2d(int repeats) {
       "measured by overlap calibrate: cudaMemcpy2DAsync device to device, rows of {} B out of rows {} B apart, timed "
       "as overlap validate times a workload (L2 flushed first, device events), median of {}: {} rows {:.2f} us, {} "
       "rows {:.2f} us",
-      row, pitch, options.runs_per_set, few, few_us, many, many_us);
+      row, pitch, runs, few, few_us, many, many_us);
   return {{"memcpy2d_GBps", rate_GBps, how + "; read + written bytes per second of the difference"},
           {"memcpy2d_fixed_us", fixed_us, how + "; the smaller copy's time beyond that rate"}};
 }

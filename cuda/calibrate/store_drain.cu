@@ -1,13 +1,10 @@
 // One CTA of 256 threads on every SM (more than half an SM's shared memory each, so the grid
-// is resident at once). The CTAs meet at a global counter, then each writes `tiles` tiles of
-// 128 rows x W fp16 of a row-major output 4096 columns wide (rows 8 KiB apart, as a GEMM's C)
+// is resident at once). The CTAs meet at a global counter, then each writes `tiles` 128 x 128
+// fp16 tiles of a row-major output 4096 columns wide (rows 8 KiB apart, as a GEMM's C)
 // and waits until its writes have completed (fence.sc.gpu; for bulk copies,
 // cp.async.bulk.wait_group 0). Two clocks per CTA: when its last thread has issued its stores
 // (before the fence) and when they have completed; the slowest CTA's give the aggregate rate.
-// The kernel also takes W = 64 (a 128 x 64 GEMM tile), a GEMM epilogue's math per pair
-// (silu(x1) x2, as the dualgemm epilogue) and an L2 flush before each launch, for asking those
-// questions; calibrate reports 128 x 128 tiles without math into a resident L2. Values are
-// random-looking (a multiplicative hash of the position), never zeros.
+// Values are random-looking (a multiplicative hash of the position), never zeros.
 #include "calibrate/store_drain.hpp"
 
 #include <cuda_fp16.h>
@@ -28,32 +25,27 @@ namespace {
 namespace sm90 = overlap::cuda::sm90;
 
 constexpr int kThreads = 256;  // two warpgroups, each 64 rows of the tile, as in our GEMMs
-constexpr int kRows = 128;
+constexpr int kTile = 128;  // rows and columns
 constexpr int kCols = 4096;
-constexpr int kStagePitch = 128 * 2 + 16;  // a padded row: the fragment's 4-byte writes hit 32 banks
+constexpr int kTilesAcross = kCols / kTile;
+constexpr int kTileBytes = kTile * kTile * 2;
+constexpr int kStagePitch = kTile * 2 + 16;  // a padded row: the fragment's 4-byte writes hit 32 banks
 
 enum class Mode { Fragment, Lines, Bulk };
 
 // Two finite halves from a position in two integer operations, so the stores and not the
 // values set the time: magnitudes below 1 (exponent bits capped), any sign.
-__device__ __forceinline__ unsigned value_bits(unsigned i) { return (i * 0x9E3779B1u) & 0xBBFFBBFFu; }
-__device__ __forceinline__ __half2 value(unsigned i, bool math) {
-  const unsigned bits = value_bits(i);
-  const __half2 v = *reinterpret_cast<const __half2*>(&bits);
-  if (!math) return v;
-  // silu(x1) * x2 on both elements in fp32, as the dualgemm epilogue does per pair.
-  const float2 x = __half22float2(v);
-  const float a = __fdividef(x.x, 1.0f + __expf(-x.x)) * x.y, b = __fdividef(x.y, 1.0f + __expf(-x.y)) * x.x;
-  return __floats2half2_rn(a, b);
+__device__ __forceinline__ __half2 value(unsigned i) {
+  const unsigned bits = (i * 0x9E3779B1u) & 0xBBFFBBFFu;
+  return *reinterpret_cast<const __half2*>(&bits);
 }
 
-template <Mode M, int W, bool Math>
+template <Mode M>
 __global__ void __launch_bounds__(kThreads, 1)
     store_tiles(__half* out, int tiles, unsigned* arrived, long long* cycles) {
   extern __shared__ __align__(128) unsigned char stage[];  // Bulk: one tile, padded rows
   __shared__ unsigned long long cta_issued;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  constexpr int kAcross = kCols / W;
   if (tid == 0) {
     cta_issued = 0;
     atomicAdd(arrived, 1u);
@@ -64,20 +56,20 @@ __global__ void __launch_bounds__(kThreads, 1)
   const long long t0 = clock64();
   for (int t = 0; t < tiles; ++t) {
     const int tile = blockIdx.x * tiles + t;
-    __half* c = out + std::size_t(tile / kAcross) * kRows * kCols + (tile % kAcross) * W;
+    __half* c = out + std::size_t(tile / kTilesAcross) * kTile * kCols + (tile % kTilesAcross) * kTile;
     if constexpr (M == Mode::Lines) {
-      // 16 bytes a thread, W / 8 threads a row.
+      // 16 bytes a thread, 16 threads a row.
 #pragma unroll
-      for (int i = 0; i < kRows * W * 2 / 16 / kThreads; ++i) {
-        const int idx = i * kThreads + tid, row = idx / (W / 8), col = 8 * (idx % (W / 8));
-        const __half2 v = value(tile * 8192u + idx, Math);
+      for (int i = 0; i < kTileBytes / 16 / kThreads; ++i) {
+        const int idx = i * kThreads + tid, row = idx / (kTile / 8), col = 8 * (idx % (kTile / 8));
+        const __half2 v = value(tile * 8192u + idx);
         uint4 q;
         q.x = q.z = *reinterpret_cast<const unsigned*>(&v);
         q.y = q.w = ~q.x & 0xBBFFBBFFu;
         *reinterpret_cast<uint4*>(c + std::size_t(row) * kCols + col) = q;
       }
     } else {
-      // A 64 x W wgmma accumulator fragment per warpgroup: the pair at register 4j + 2h sits
+      // A 64 x 128 wgmma accumulator fragment per warpgroup: the pair at register 4j + 2h sits
       // at row 16 * warp + lane / 4 + 8h, column 8j + 2 (lane % 4).
       const int row0 = 64 * (warp / 4) + 16 * (warp % 4) + lane / 4, col0 = 2 * (lane % 4);
       if constexpr (M == Mode::Bulk) {
@@ -87,11 +79,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
 #pragma unroll
-      for (int j = 0; j < W / 8; ++j)
+      for (int j = 0; j < kTile / 8; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int row = row0 + 8 * h, col = 8 * j + col0;
-          const __half2 v = value(tile * 8192u + row * 64 + col / 2, Math);
+          const __half2 v = value(tile * 8192u + row * 64 + col / 2);
           if constexpr (M == Mode::Fragment)
             *reinterpret_cast<__half2*>(c + std::size_t(row) * kCols + col) = v;
           else
@@ -101,8 +93,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         sm90::fence_proxy_async();
         __syncthreads();
         if (tid == 0) {
-          for (int row = 0; row < kRows; ++row)
-            sm90::bulk_store(c + std::size_t(row) * kCols, stage + row * kStagePitch, W * 2);
+          for (int row = 0; row < kTile; ++row)
+            sm90::bulk_store(c + std::size_t(row) * kCols, stage + row * kStagePitch, kTile * 2);
           sm90::bulk_commit();
         }
       }
@@ -129,21 +121,20 @@ struct Drain {
 };
 
 // Medians over `repeats` launches of the slowest CTA's issue and completion cycles.
-template <Mode M, int W, bool Math>
-Drain drain(int sms, int tiles, int repeats, __half* out, DeviceBuffer* flush) {
+template <Mode M>
+Drain drain(int sms, int tiles, int repeats, __half* out) {
   int optin = 0;
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
   // More than half an SM's shared memory: one CTA an SM whatever the tile needs.
-  const int request = std::max(kRows * kStagePitch, optin / 2 + 1024);
+  const int request = std::max(kTile * kStagePitch, optin / 2 + 1024);
   OVERLAP_CUDA_CHECK(
-      cudaFuncSetAttribute(store_tiles<M, W, Math>, cudaFuncAttributeMaxDynamicSharedMemorySize, request));
+      cudaFuncSetAttribute(store_tiles<M>, cudaFuncAttributeMaxDynamicSharedMemorySize, request));
   DeviceBuffer arrived(sizeof(unsigned));
   auto runs = clock_runs<2>(
       [&](long long* c) {
-        if (flush) OVERLAP_CUDA_CHECK(cudaMemset(flush->get(), 0, flush->bytes()));
         OVERLAP_CUDA_CHECK(cudaMemset(arrived.get(), 0, sizeof(unsigned)));
         OVERLAP_CUDA_CHECK(cudaMemset(c, 0, 2 * sizeof(long long)));
-        store_tiles<M, W, Math><<<sms, kThreads, request>>>(out, tiles, arrived.as<unsigned>(), c);
+        store_tiles<M><<<sms, kThreads, request>>>(out, tiles, arrived.as<unsigned>(), c);
       },
       2, repeats);
   return {median_of(runs[0]), median_of(runs[1])};
@@ -157,10 +148,10 @@ std::vector<MeasuredField> measure_store_drain(int repeats, int compute_capabili
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&clock_kHz, cudaDevAttrClockRate, 0));
   constexpr int kMaxTiles = 4;
-  DeviceBuffer out(std::size_t(sms) * kMaxTiles * kRows * 128 * 2);
+  DeviceBuffer out(std::size_t(sms) * kMaxTiles * kTileBytes);
   __half* o = out.as<__half>();
   // Every SM's bytes per SM clock (the clock the GPU runs does not matter).
-  auto rate = [&](double cycles, int tiles) { return double(sms) * tiles * kRows * 128 * 2 / cycles; };
+  auto rate = [&](double cycles, int tiles) { return double(sms) * tiles * kTileBytes / cycles; };
   struct Row {
     const char* field;
     const char* how;
@@ -170,14 +161,14 @@ std::vector<MeasuredField> measure_store_drain(int repeats, int compute_capabili
   std::vector<Row> rows;
   rows.push_back({"fragment_store_bytes_per_clk",
                   "4-byte stores of a wgmma accumulator fragment (a warp instruction: 8 rows x 16 B)",
-                  drain<Mode::Fragment, 128, false>(sms, 1, repeats, o, nullptr),
-                  drain<Mode::Fragment, 128, false>(sms, kMaxTiles, repeats, o, nullptr)});
+                  drain<Mode::Fragment>(sms, 1, repeats, o),
+                  drain<Mode::Fragment>(sms, kMaxTiles, repeats, o)});
   rows.push_back({"line_store_bytes_per_clk", "16-byte stores of whole rows",
-                  drain<Mode::Lines, 128, false>(sms, 1, repeats, o, nullptr),
-                  drain<Mode::Lines, 128, false>(sms, kMaxTiles, repeats, o, nullptr)});
+                  drain<Mode::Lines>(sms, 1, repeats, o),
+                  drain<Mode::Lines>(sms, kMaxTiles, repeats, o)});
   rows.push_back({"bulk_store_bytes_per_clk", "the fragment written to shared memory, then a bulk copy (TMA) a row",
-                  drain<Mode::Bulk, 128, false>(sms, 1, repeats, o, nullptr),
-                  drain<Mode::Bulk, 128, false>(sms, kMaxTiles, repeats, o, nullptr)});
+                  drain<Mode::Bulk>(sms, 1, repeats, o),
+                  drain<Mode::Bulk>(sms, kMaxTiles, repeats, o)});
   std::vector<MeasuredField> fields;
   for (const Row& r : rows)
     fields.push_back(

@@ -1,6 +1,7 @@
 // Instantiates the gla backward's kernels for K, V in {64, 128} and launches them.
 #include <cuda_runtime.h>
 
+#include "common/device_sms.hpp"
 #include "gla/gla_backward_launch.hpp"
 #include "gla/gla_chunk_grad_ws_kernel.cuh"
 #include "gla/gla_state_walk_kernel.cuh"
@@ -67,9 +68,8 @@ template <int K, int V>
 cudaError_t chunk_grads_ws_kv(const Problem& p, cudaStream_t s) {
   const kern::Params kp = params_of(p);
   const long long total = p.varlen.cu_seqlens ? (long long)p.max_chunks * p.H : (long long)kp.num_chunks * p.H * p.B;
-  int device = 0, sms = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
+  int sms = 0;
+  if (cudaError_t e = current_device_sms(&sms); e != cudaSuccess) return e;
   const dim3 grid(static_cast<unsigned>(total < sms ? total : sms));
   const auto kernel = kern::gla_chunk_grad_ws_kernel<K, V>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

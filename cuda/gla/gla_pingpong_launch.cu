@@ -5,6 +5,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "common/device_sms.hpp"
 #include "common/tensor_map.hpp"
 #include "gla/gla_launch.hpp"
 #include "gla/gla_pingpong_fused.cuh"
@@ -36,13 +37,6 @@ cudaError_t make_states_map(CUtensorMap* map, void* states, int B, int H, long l
   return make_tensor_map_4d(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, states, dims, strides, box);
 }
 
-// The SM count of the current device (the fused carry splits V when heads are few).
-cudaError_t device_sms(int* sms) {
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  return cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
-}
-
 // Work units per CTA: the caller's choice (1 or 2), or by the unit count and this GPU's SMs
 // (gla::pingpong_units_per_cta, the tiling's rule).
 cudaError_t units_per_cta(int units, int forced, int* out) {
@@ -51,7 +45,7 @@ cudaError_t units_per_cta(int units, int forced, int* out) {
     return cudaSuccess;
   }
   int sms = 0;
-  if (cudaError_t e = device_sms(&sms); e != cudaSuccess) return e;
+  if (cudaError_t e = current_device_sms(&sms); e != cudaSuccess) return e;
   *out = gla::pingpong_units_per_cta(units, sms);
   return cudaSuccess;
 }
@@ -161,7 +155,7 @@ cudaError_t launch(const Problem& p, int chunks_per_cta, cudaStream_t stream) {
 
 int pingpong_fused(const Problem& p, CUstream_st* stream) {
   int sms = 0;
-  if (cudaError_t e = device_sms(&sms); e != cudaSuccess) return e;
+  if (cudaError_t e = current_device_sms(&sms); e != cudaSuccess) return e;
   const long long heads = (long long)(p.varlen.cu_seqlens ? p.varlen.num_seqs : p.B) * p.H;
   const int bv = p.block_v ? p.block_v : gla::pingpong_fused_block_v(p.V, heads, sms);
   if (p.K == 64) return bv == 128 ? launch_fused<64, 128>(p, sms, stream) : launch_fused<64, 64>(p, sms, stream);
