@@ -32,7 +32,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--csv", required=True)
     ap.add_argument("--cubin", required=True)
-    ap.add_argument("--source", required=True)
+    ap.add_argument("--source", required=True, action="append", help="marked source (repeatable)")
     ap.add_argument("--kernel", required=True, help="regex selecting exactly one function")
     ap.add_argument("--nvdisasm", default=None)
     args = ap.parse_args()

@@ -105,12 +105,33 @@ def read_regions(source):
     return regions
 
 
-def region_of(frames, source_name, regions):
-    contexts = regions[None]
+# An anonymous namespace mangles with a hash of the source's path (`_GLOBAL__N__36222aba_...`):
+# left out, so that a table written in one checkout matches a kernel compiled in another.
+ANON_HASH = re.compile(r"_GLOBAL__N__[0-9a-f]{8}_")
+
+
+def stable_name(mangled):
+    return ANON_HASH.sub("_GLOBAL__N__", mangled)
+
+
+def sources_of(source):
+    """The kernel's marked source files: one path, or a list (a kernel whose regions lie in its
+    .cu file and in a header it includes)."""
+    return [source] if isinstance(source, str) else list(source)
+
+
+def read_all_regions(source):
+    """{file name: read_regions(path)} for each of the kernel's marked sources."""
+    return {os.path.basename(path): read_regions(path) for path in sources_of(source)}
+
+
+def region_of(frames, regions_by_file):
     found, context = None, ""
     for file, line in frames:
-        if os.path.basename(file) != source_name:
+        regions = regions_by_file.get(os.path.basename(file))
+        if regions is None:
             continue
+        contexts = regions[None]
         if found is None:
             best = None
             for name, spans in regions.items():
@@ -179,14 +200,14 @@ def disassemble(cubin, source, kernel_filter, nvdisasm, hot_only=True, labels=No
     whose mangled name matches kernel_filter: its hot path (up to its last unconditional EXIT),
     or with hot_only=False every instruction. With `labels` (a dict), also {function: {label:
     index of the instruction it precedes}}."""
-    regions = read_regions(source)
+    regions_by_file = read_all_regions(source)
     text = subprocess.run([nvdisasm, "-gi", cubin], check=True, capture_output=True, text=True).stdout
-    source_name = os.path.basename(source)
     result, hot_end, func, frames, pending = {}, {}, None, [], True
     for line in text.splitlines():
         m = FUNC.match(line)
         if m:
-            func = m.group(1) if re.search(kernel_filter, m.group(1)) else None
+            name = stable_name(m.group(1))
+            func = name if re.search(kernel_filter, name) else None
             frames = []
             if func:
                 result[func] = []
@@ -209,7 +230,7 @@ def disassemble(cubin, source, kernel_filter, nvdisasm, hot_only=True, labels=No
             continue
         pending = True
         offset = int(re.match(r"^\s*/\*([0-9a-f]+)\*/", line).group(1), 16)
-        result[func].append((offset, m.group(1), m.group(2), region_of(frames, source_name, regions)))
+        result[func].append((offset, m.group(1), m.group(2), region_of(frames, regions_by_file)))
         if m.group(1) == "EXIT" and not PREDICATED.match(line):
             hot_end[func] = len(result[func])
     # Past a function's last unconditional EXIT the compiler keeps its out-of-line blocks: the
@@ -266,15 +287,13 @@ HOT = re.compile(r"sass-hot:\s*(\S+)")
 def read_hot(source):
     """The regions a kernel source declares hot (`sass-hot: A+B+...`: the code a scheduler's warps
     run each chunk), or None where it declares none (every marked region)."""
-    with open(source) as f:
-        found = [m.group(1) for m in HOT.finditer(f.read())]
+    found = [m.group(1) for path in sources_of(source) for m in HOT.finditer(open(path).read())]
     return {r for spec in found for r in spec.split("+") if r} if found else None
 
 
 def read_beside(source):
     """The `sass-beside:` specs a kernel source declares, parsed (parse_beside)."""
-    with open(source) as f:
-        return [parse_beside(m.group(1)) for m in BESIDE.finditer(f.read())]
+    return [parse_beside(m.group(1)) for path in sources_of(source) for m in BESIDE.finditer(open(path).read())]
 
 
 def parse_beside(spec):
@@ -447,7 +466,8 @@ def drift(fresh, committed, tolerance, scale=1.0):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cubin", required=True)
-    ap.add_argument("--source", required=True, help="the kernel source with sass:NAME region markers")
+    ap.add_argument("--source", required=True, action="append",
+                    help="the kernel source with sass:NAME region markers (repeat it for a header with regions too)")
     ap.add_argument("--kernel", default=".", help="regex on the mangled function names to count")
     ap.add_argument("--nvdisasm", default=None)
     ap.add_argument("--json", default=None, help="write {function: {region: counts}} here")

@@ -51,11 +51,12 @@ if [[ $what == ncu ]]; then
     timeout 200 ncu --kernel-name regex:dualgemm_kernel --launch-skip 1 --launch-count 1 \
       --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
       --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section Occupancy --section LaunchStats \
+      --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum \
       python3 bench/gpu/bench_dualgemm.py --lib "$B/cuda/dualgemm/liboverlap_dualgemm_capi.so" --reps 1 --warmup 1 \
       --variants "$variant" --shapes "$shape" --formats "${NCU_FORMAT:-fp8}" >"$report" 2>&1
     echo "ncu $variant: exit $?"
-    grep -E "Duration|SM Frequency|DRAM Throughput|Memory Throughput|L2 Hit|Issue Slots Busy|No Eligible|Warp Cycles Per Issued" \
-      "$report" | head -12
+    grep -E "Duration|SM Frequency|DRAM Throughput|Memory Throughput|L2 Hit|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|dram__bytes|lts__t_sectors" \
+      "$report" | head -16
   done
 fi
 exit $status

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU session for the linrnn kernels, in one call: build, GPU tests, compute-sanitizer on
 # small shapes, then the benchmark beside its peers. Logs go to $OUT (or out/).
-#   bash tools/device/linrnn_run.sh [tests|bench|all|ncu|all_ncu]
+#   bash tools/device/linrnn_run.sh [tests|bench|all|ncu|all_ncu|ncu_src]
 set -o pipefail
 what=${1:-all}
 OUT=${OUT:-out}
@@ -57,6 +57,20 @@ if [[ $what == ncu || $what == all_ncu ]]; then
       --variants "$variant" --shapes "$shape" >"$log" 2>&1
     echo "ncu $kname $shape: exit $?"
     grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L2 Cache Throughput|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Achieved Occupancy|Registers Per|Theoretical Occupancy|hmma|gmma" "$log" | head -16
+  done
+fi
+if [[ $what == ncu_src ]]; then
+  # Per-SASS-instruction stall samples (CSV, joined with the cubin's regions on the host by
+  # tools/ncu_by_region.py) of the scan kernels and chunk_fused, one launch each.
+  for spec in ${NCU_SRC_JOBS:-scan_kernel:4,2048,256,64:semi_fused scan_kernel:4,2048,256,64:three_kernel \
+              scan_kernel:16,4096,256,64:semi_fused handoff_gemm_kernel:4,2048,256,64:chunk_fused}; do
+    IFS=: read -r kname shape variant <<<"$spec"
+    csv="$OUT/ncu_src_${variant}_${kname}_${shape//,/_}.csv"
+    timeout 150 ncu --clock-control none --kernel-name "regex:$kname" --launch-skip 3 --launch-count 1 \
+      --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
+      python3 bench/gpu/bench_linrnn.py --lib "$B/cuda/linrnn/liboverlap_linrnn_capi.so" --reps 1 --warmup 1 --no-peers \
+      --variants "$variant" --shapes "$shape" >"$csv" 2>&1
+    echo "ncu source $variant $kname $shape: exit $? ($(wc -l <"$csv") lines)"
   done
 fi
 exit $status
