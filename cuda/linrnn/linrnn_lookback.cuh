@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "linrnn/linrnn_device.cuh"
+#include "linrnn/linrnn_tiling.hpp"
 
 namespace overlap::cuda::linrnn_kernel {
 
@@ -96,7 +97,7 @@ __device__ __forceinline__ void finish_tile(const Lookback& lb, const Tile& tile
 // launch's inclusive flag, or its A and B words both carry the aggregate flag. kWindow
 // predecessors are polled with independent loads per step, so a tile waits about one L2 round
 // trip per kWindow chunks instead of one per chunk.
-constexpr int kWindow = 8;  // three words per predecessor in flight: 48 registers
+constexpr int kWindow = linrnn::kLookbackWindow;  // three words per predecessor in flight: 48 registers
 
 __device__ __forceinline__ unsigned long long pack_word(float v, unsigned flag) {
   return (static_cast<unsigned long long>(flag) << 32) | __float_as_uint(v);

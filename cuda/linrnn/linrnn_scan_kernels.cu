@@ -43,33 +43,56 @@ __device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
 }
 
 template <bool WithGate>
-// Three CTAs per SM (85 registers, 3 x 55 KB of shared memory): while one CTA waits on its
+// Three CTAs per SM (80 registers, 3 x 55 KB of shared memory): while one CTA waits on its
 // look-back, the others' chunk loads are in flight.
 __global__ void __launch_bounds__(kScanThreads, 3) scan_kernel(const bf16* __restrict__ proj, Lookback lb, ScanOut out,
                                                             int B, int channel_blocks, int num_chunks) {
   extern __shared__ __align__(16) unsigned char smem[];
   const ScanSmem s = carve(smem, kChunk);
   unsigned* slot = reinterpret_cast<unsigned*>(smem + ScanSmemLayout::kBytes - 16);
-  const Tile tile = next_tile(lb, B, channel_blocks, slot);
+  const Tile tile = next_tile(lb, B, channel_blocks, slot);  // sass:scan.tile {}
   const int dv = out.dv;
   const long long ld = 3LL * dv;
-  // Load: (timestep, group of 8 channels) units, 16 bytes of each of u, a_pre (and z).
-  for (int unit = threadIdx.x; unit < kChunk * (kChannels / 8); unit += kScanThreads) {
+  // Load: (timestep, group of 8 channels) units, 16 bytes of each of u, a_pre (and z). Every
+  // load of the thread is issued before any math, so its units' DRAM round trips overlap.
+  // sass:scan.fetch {
+  constexpr int kUnits = kChunk * (kChannels / 8) / kScanThreads;
+  static_assert(kUnits * kScanThreads == kChunk * (kChannels / 8), "units split evenly over the threads");
+  constexpr int kInputs = WithGate ? 3 : 2;
+  uint4 raw[kUnits][kInputs];
+  bool in[kUnits];
+#pragma unroll
+  for (int j = 0; j < kUnits; ++j) {
+    const int unit = threadIdx.x + j * kScanThreads;
     const int r = unit / (kChannels / 8), g8 = unit % (kChannels / 8);
     const int t = tile.chunk * kChunk + r, ch = tile.cb * kChannels + g8 * 8;
-    float a[8], b[8], g[8];
-    if (t < out.T && ch < dv) {
+    in[j] = t < out.T && ch < dv;
+    if (in[j]) {
       const bf16* row = proj + (static_cast<long long>(tile.b) * out.T + t) * ld + ch;
+#pragma unroll
+      for (int k = 0; k < kInputs; ++k) raw[j][k] = __ldg(reinterpret_cast<const uint4*>(row + k * dv));
+    }
+  }
+  // } sass:scan.fetch
+  // (a, b, g) per element: one exponential and one approximate reciprocal for the gate, one
+  // tanh for the SiLU (gate_fast, silu_fast: the math chunk_fused's scan does).
+  // sass:scan.gate {
+#pragma unroll
+  for (int j = 0; j < kUnits; ++j) {
+    const int unit = threadIdx.x + j * kScanThreads;
+    const int r = unit / (kChannels / 8), g8 = unit % (kChannels / 8);
+    float a[8], b[8], g[8];
+    if (in[j]) {
       float u[8], ap[8], z[8];
-      unpack8(__ldg(reinterpret_cast<const uint4*>(row)), u);
-      unpack8(__ldg(reinterpret_cast<const uint4*>(row + dv)), ap);
-      if (WithGate) unpack8(__ldg(reinterpret_cast<const uint4*>(row + 2 * dv)), z);
+      unpack8(raw[j][0], u);
+      unpack8(raw[j][1], ap);
+      if constexpr (WithGate) unpack8(raw[j][2], z);
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        const Gate gt = gate_of(ap[i]);
+        const Gate gt = gate_fast(ap[i]);
         a[i] = gt.a;
         b[i] = gt.one_minus_a * u[i];
-        g[i] = WithGate ? silu(z[i]) : 0.0f;
+        g[i] = WithGate ? silu_fast(z[i]) : 0.0f;
       }
     } else {
 #pragma unroll
@@ -88,8 +111,9 @@ __global__ void __launch_bounds__(kScanThreads, 3) scan_kernel(const bf16* __res
     }
   }
   __syncthreads();
+  // } sass:scan.gate
   scan_tile<kChunk>(s, lb, tile, B * channel_blocks, num_chunks, out);
-  finish_tile(lb, tile, num_chunks * B * channel_blocks);
+  finish_tile(lb, tile, num_chunks * B * channel_blocks);  // sass:scan.finish {}
 }
 
 // y = h * silu(z), 8 channels per thread (16-byte loads and stores).

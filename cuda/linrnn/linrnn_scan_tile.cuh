@@ -50,7 +50,7 @@ __device__ __forceinline__ void scan_tile(const ScanSmem& s, const Lookback& lb,
   const int c = threadIdx.x % kChannels, seg = threadIdx.x / kChannels;
   const int r0 = seg * kRun;
   // Pass 1: this segment's aggregate, composing h -> a h + b step by step.
-  float A = 1.0f, Bv = 0.0f;
+  float A = 1.0f, Bv = 0.0f;  // sass:scan.pass1 {
 #pragma unroll 8
   for (int r = r0; r < r0 + kRun; ++r) {
     const float a = s.a[r * kRowPitch + c];
@@ -59,9 +59,9 @@ __device__ __forceinline__ void scan_tile(const ScanSmem& s, const Lookback& lb,
   }
   s.seg_a[seg * kChannels + c] = A;
   s.seg_b[seg * kChannels + c] = Bv;
-  __syncthreads();
+  __syncthreads();  // } sass:scan.pass1
   const int ch = tile.cb * kChannels + c;
-  if (threadIdx.x < kChannels) {
+  if (threadIdx.x < kChannels) {  // sass:scan.carry {
     float ca = 1.0f, cbv = 0.0f;
 #pragma unroll
     for (int k = 0; k < kSegments; ++k) {
@@ -71,12 +71,12 @@ __device__ __forceinline__ void scan_tile(const ScanSmem& s, const Lookback& lb,
     }
     const float h_start = (tile.chunk == 0 && out.h0 && ch < out.dv) ? out.h0[tile.b * out.dv + ch] : 0.0f;
     float h_end;
-    s.h_in[c] = look_back(lb, tile, rows, ca, cbv, h_start, &h_end);
+    s.h_in[c] = look_back(lb, tile, rows, ca, cbv, h_start, &h_end);  // sass:scan.lookback {}
     if (tile.chunk == num_chunks - 1 && out.hT && ch < out.dv) out.hT[tile.b * out.dv + ch] = h_end;
   }
-  __syncthreads();
+  __syncthreads();  // } sass:scan.carry
   // Pass 2: carry into this segment, then every step.
-  float h = s.h_in[c];
+  float h = s.h_in[c];  // sass:scan.pass2 {
   for (int k = 0; k < seg; ++k) h = fmaf(s.seg_a[k * kChannels + c], h, s.seg_b[k * kChannels + c]);
   const bool channel_ok = ch < out.dv;
   const long long row0 = static_cast<long long>(tile.b) * out.T + static_cast<long long>(tile.chunk) * ChunkT;
@@ -89,7 +89,7 @@ __device__ __forceinline__ void scan_tile(const ScanSmem& s, const Lookback& lb,
       if (out.y) out.y[at] = __float2bfloat16_rn(h * s.g[r * kRowPitch + c]);
       else out.h[at] = h;
     }
-  }
+  }  // } sass:scan.pass2
 }
 
 }  // namespace overlap::cuda::linrnn_kernel

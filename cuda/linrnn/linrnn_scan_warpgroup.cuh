@@ -85,7 +85,7 @@ class ScanWarpgroup {
 
     // 1. (A, B) in place of (u, a_pre); the slice's aggregate. `adjust` turns row i's gate maps
     //    into resets or identities where needed (the same code on both paths otherwise).
-    float ta0 = 1.0f, tb0 = 0.0f, ta1 = 1.0f, tb1 = 0.0f;
+    float ta0 = 1.0f, tb0 = 0.0f, ta1 = 1.0f, tb1 = 0.0f;  // sass:cf.map {
     auto map_row = [&](int i, auto adjust) {
       float* r = base + i * kStride;
       const float2 u = *reinterpret_cast<const float2*>(r);
@@ -120,10 +120,10 @@ class ScanWarpgroup {
     }
     *reinterpret_cast<float2*>(&s.agg_a[slice][cl]) = make_float2(ta0, ta1);
     *reinterpret_cast<float2*>(&s.agg_b[slice][cl]) = make_float2(tb0, tb1);
-    sync();
+    sync();  // } sass:cf.map
 
     // 2. The tile's carry (one thread per channel), then each slice's incoming h.
-    if (t < kChannels) {
+    if (t < kChannels) {  // sass:cf.carry {
       float ta = 1.0f, tb = 0.0f;
       CUTLASS_PRAGMA_UNROLL
       for (int q = 0; q < kSlices; ++q) {
@@ -142,10 +142,10 @@ class ScanWarpgroup {
         h = fmaf(s.agg_a[q][t], h, s.agg_b[q][t]);
       }
     }
-    sync();
+    sync();  // } sass:cf.carry
 
     // 3. h = A h + B row by row; y = h · silu(z); hT at each batch row's last timestep.
-    if (ch >= p.dv) return;  // dv is even: the pair is wholly in or out
+    if (ch >= p.dv) return;  // dv is even: the pair is wholly in or out  sass:cf.emit {
     float h0v = s.h_in[slice][cl], h1v = s.h_in[slice][cl + 1];
     bf16* yp = p.y + static_cast<long long>(row0) * p.dv + ch;
     // Row i of the slice: h = A h + B and y (the same code on both paths).
@@ -174,7 +174,7 @@ class ScanWarpgroup {
           step = 0, ++batch;
         }
       }
-    }
+    }  // } sass:cf.emit
   }
 
   // Counts this CTA's tiles finished (linrnn_lookback.cuh): every CTA read the epoch in begin.

@@ -44,7 +44,11 @@ struct ScanTiling {
   int stages;            // 1: each tile loads its chunk once (parallelism comes from the tiles)
   int max_regs_per_thread;
 };
-constexpr ScanTiling scan_tiling() { return {64, 256, 64, 4, 1, 64}; }
+// 80 registers: the cap __launch_bounds__(256, 3) sets (three CTAs an SM).
+constexpr ScanTiling scan_tiling() { return {64, 256, 64, 4, 1, 80}; }
+
+// The look-back (cuda/linrnn/linrnn_lookback.cuh) polls this many predecessors per L2 round trip.
+constexpr int kLookbackWindow = 8;
 
 // ThreeKernel's gate kernel y = h * silu(z): a plain elementwise kernel.
 struct ElementwiseTiling {
