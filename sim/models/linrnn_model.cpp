@@ -1,7 +1,8 @@
 // linrnn (projection -> gated scan -> SiLU gate): the four variants of SPEC, built from
 // cuda/linrnn/linrnn_tiling.hpp. The scan h_t = a_t h_{t-1} + (1 - a_t) u_t is a chain of
-// dependent FMAs per channel: it is modelled as a Delay of fma_latency per step, which no
-// amount of bandwidth shortens; everything else is unit work and copies.
+// dependent FMAs per channel, and the scan kernels' tiles go through their phases one after
+// another: they are charged by latency (their SASS in order, and the memory round trips they wait
+// on), which no amount of bandwidth shortens; everything else is unit work and copies.
 #include <algorithm>
 
 #include "core/error.hpp"
@@ -9,6 +10,7 @@
 #include "sim/gemm_model.hpp"
 #include "sim/models/cublas_picks.hpp"
 #include "sim/models/generated/linrnn_full_fused_sass.hpp"
+#include "sim/models/generated/linrnn_scan_sass.hpp"
 #include "sim/sass_mix.hpp"
 #include "sim/occupancy.hpp"
 #include "sim/tile_loop.hpp"
@@ -49,42 +51,65 @@ KernelSpec projection(const HardwareProfile& hw, const LinrnnDims& d) {
   return gemm_kernel(hw, g);
 }
 
-// The decoupled look-back of one tile: publish the aggregate, poll a window of predecessors'
-// {value, flag} words, publish the inclusive h: counted as three dependent L2 round trips
-// (more only when a predecessor has not published yet, which the engine does not model).
-Step look_back(const HardwareProfile& hw) {
-  return delay(3 * hw.l2_latency_cycles * hw.cycle_ns(), "look-back across chunks");
-}
-
-// The in-chunk scan of a tile: each thread composes chunk_t/segments steps twice (aggregate,
-// then the steps with the carry-in applied), a dependent FMA chain each.
-Step chunk_scan(const HardwareProfile& hw, int chunk_t, int segments) {
-  return delay(2.0 * chunk_t / segments * hw.fma_latency_cycles * hw.cycle_ns(), "scan chain (two passes)");
-}
-
-// A scan kernel: one CTA per (batch row, chunk of chunk_t steps, 64 channels) tile, its chunk
-// loaded whole, elementwise math by all threads, the two-level scan in registers and shared
-// memory, carries across chunks by look-back. `inputs` tensors of 2 bytes per element are read
-// per step; `outputs` of `out_bytes` are written.
-KernelSpec scan_kernel(const HardwareProfile& hw, const LinrnnDims& d, std::string name, int inputs,
-                       double out_bytes, double sfu_per_step, double fma_per_step) {
+// A scan kernel (three_kernel's scan, semi_fused's scan + gate): one CTA of 8 warps per (batch
+// row, chunk of chunk_t steps, 64 channels) tile, which goes through its phases in order with a
+// barrier between each, so its time is a sum of latencies. Each phase is charged from the
+// kernel's SASS (sim/models/generated/linrnn_scan_sass.hpp, its `scan.*` regions): the busiest
+// scheduler's in-order chain (two warps a scheduler; the carry's two warps one each) beside the
+// phase's issue slots, MUFU and shared-memory bytes, which CTAs sharing an SM contend for. To
+// that come the memory round trips the code waits on: the tile counter's atomic, the chunk's
+// loads (all issued before any use), the look-back's polls (one L2 round trip, within the
+// `scan.lookback` chain, per window of predecessors) and the fence and atomic that count the
+// tile finished.
+KernelSpec scan_kernel(const HardwareProfile& hw, const LinrnnDims& d, std::string name, bool with_gate) {
   const auto t = linrnn::scan_tiling();
+  const std::string_view fn = with_gate ? "scan_kernelILb1" : "scan_kernelILb0";
+  const auto sass = [&](std::string_view region) {
+    return sass_counts(generated::kLinrnnScanSass, fn, {region});
+  };
   KernelSpec k;
   k.name = std::move(name);
-  k.ctas = d.B * ceil_div(d.T, t.chunk_t) * ceil_div(d.dv, t.channels_per_cta);
+  const std::int64_t rows = d.B * ceil_div(d.dv, t.channels_per_cta), chunks = ceil_div(d.T, t.chunk_t);
+  k.ctas = rows * chunks;
   k.threads_per_cta = t.threads;
   k.regs_per_cta = regs_for_warps(t.threads / 32, t.max_regs_per_thread);
-  const double ch = t.channels_per_cta, ct = t.chunk_t;
+  const double ch = t.channels_per_cta, ct = t.chunk_t, warps = t.threads / 32.0, ns = hw.cycle_ns();
   k.smem_bytes = std::int64_t(3 * ct * (ch + 4) * 4);
-  TileLoop loop;
-  for (int i = 0; i < inputs; ++i) loop.loads.push_back(load(ct * ch * 2, 1.0, CopyEngine::LdSt, "load chunk"));
-  loop.compute = {run(Unit::Sfu, ct * ch * sfu_per_step, "sigmoid / silu"), run(Unit::Fma, ct * ch * fma_per_step, "elementwise"),
-                  chunk_scan(hw, t.chunk_t, t.segments), look_back(hw)};
-  loop.stores = {store(ct * ch * out_bytes, CopyEngine::LdSt, "store chunk")};
-  LoopSchedule sch;
-  sch.stages = t.stages;
-  sch.compute_warps = t.threads / 32;
-  build_tile_loop(k, loop, sch);
+  // Tiles are drawn chunk-major, so the tiles resident together span `span` chunks; a tile's
+  // look-back walks back through the running ones (those before have published their inclusive
+  // h), a window of kLookbackWindow predecessors per round.
+  const std::int64_t resident = std::min(k.ctas, resident_ctas(hw, occupancy(hw, k).ctas_per_sm, 1));
+  const std::int64_t span = std::min(chunks - 1, std::max<std::int64_t>(1, resident / rows));
+  const double rounds = chunks > 1 ? double(ceil_div(span, linrnn::kLookbackWindow)) : 0.0;
+
+  enum { kFull = 0 };
+  k.barriers = {{"chunk loaded", with_gate ? 3 : 2}};
+  Role r;
+  r.name = "warps (one tile)";
+  r.warps = int(warps);
+  auto phase = [&](const SassCounts& c, double phase_warps, double chain_cycles, const std::string& what) {
+    for (Step& s : sass_mma_phase(c, phase_warps, chain_cycles * ns, what, k.barriers)) r.body.push_back(std::move(s));
+  };
+  r.body.push_back(delay((sass("scan.tile").cycles + hw.l2_latency_cycles) * ns,
+                         "tile id: the counter's atomic (an L2 round trip) and the index math (SASS)"));
+  r.body.push_back(delay(sass("scan.fetch").cycles * ns, "load addresses and issue (SASS)"));
+  for (int i = 0; i < (with_gate ? 3 : 2); ++i)
+    r.body.push_back(issued(load(ct * ch * 2, 1.0, CopyEngine::LdSt, "load chunk"), kFull, 0));
+  r.body.push_back(wait(kFull, 0, "chunk loaded"));
+  const SassCounts gate = sass("scan.gate"), pass1 = sass("scan.pass1"), pass2 = sass("scan.pass2");
+  phase(gate, warps, gate.cycles, "gates into shared memory");
+  phase(pass1, warps, pass1.cycles, "segment aggregates");
+  // Threads 0..63 (two warps, one on each of two schedulers): the chunk's aggregate, then the
+  // look-back's rounds.
+  const SassCounts carry = sass("scan.carry"), look = sass("scan.lookback");
+  phase(carry, 2, carry.cycles, "chunk aggregate");
+  if (rounds > 0) phase(look.times(rounds), 2, look.cycles * rounds, fmt::format("look-back ({:.0f} rounds)", rounds));
+  phase(pass2, warps, pass2.cycles, "carry-in and every step");
+  // The fence that counts the tile finished waits for the stores; then the counter's atomic.
+  r.body.push_back(store(ct * ch * (with_gate ? 2 : 4), CopyEngine::LdSt, with_gate ? "store y" : "store h"));
+  r.body.push_back(delay((sass("scan.finish").cycles + hw.l2_latency_cycles) * ns,
+                         "tile finished: fence, the counter's atomic (SASS)"));
+  k.roles.push_back(std::move(r));
   return k;
 }
 
@@ -189,9 +214,9 @@ std::vector<KernelSpec> build(Variant v, const HardwareProfile& hw, const ShapeA
   const LinrnnDims d = dims(shape);
   switch (v) {
     case Variant::ThreeKernel:
-      return {projection(hw, d), scan_kernel(hw, d, "linrnn_scan", 2, 4, 2, 3), gate_kernel(hw, d)};
+      return {projection(hw, d), scan_kernel(hw, d, "linrnn_scan", false), gate_kernel(hw, d)};
     case Variant::SemiFused:
-      return {projection(hw, d), scan_kernel(hw, d, "linrnn_scan_gate", 3, 2, 4, 6)};
+      return {projection(hw, d), scan_kernel(hw, d, "linrnn_scan_gate", true)};
     case Variant::FullFused:
       return {full_fused_kernel(hw, d)};
     case Variant::ChunkFused:
