@@ -98,6 +98,9 @@ struct KernelSpec {
   // The kernel's HBM bytes over all its CTAs where the simulated CTA is not typical of them (a
   // walk split into segments of different lengths); < 0: the simulated CTA's times the CTAs.
   double hbm_bytes = -1;
+  // What starting it costs where that is not a kernel launch's (a copy-engine transfer: its
+  // measured fixed part, wherever it sits in the stream); < 0: the profile's launch costs.
+  double launch_us = -1;
   std::vector<Role> roles;
   std::vector<BarrierSpec> barriers;
 };

@@ -118,7 +118,7 @@ Prediction predict_kernels(const HardwareProfile& hw, std::string_view workload,
   std::array<double, kUnitCount> busy_ns{}, busy_active_ns{};
   double fill_ns = 0;
   for (const auto& k : kernels) {
-    const KernelResult r = simulate_kernel(hw, k, t_ns, sink);
+    const KernelResult r = simulate_kernel(hw, k, t_ns, sink, &k != &kernels.front());
     KernelPrediction kp;
     kp.name = r.name;
     kp.ctas = r.ctas;

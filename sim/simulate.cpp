@@ -6,14 +6,17 @@
 
 namespace overlap::sim {
 KernelResult simulate_kernel(const HardwareProfile& hw, const KernelSpec& k, double start_ns,
-                             std::vector<TraceEvent>* trace) {
+                             std::vector<TraceEvent>* trace, bool queued) {
   const Occupancy occ = occupancy(hw, k);
   KernelResult r;
   r.name = k.name;
   r.ctas = k.ctas;
   r.ctas_per_sm = occ.ctas_per_sm;
   r.occupancy_limiter = occ.limiter;
-  r.launch_ns = hw.launch_overhead_us * 1e3;
+  r.launch_ns = (k.launch_us >= 0                            ? k.launch_us
+                 : queued && hw.queued_kernel_gap_us > 0 ? hw.queued_kernel_gap_us
+                                                         : hw.launch_overhead_us) *
+                1e3;
 
   const std::int64_t sms = std::int64_t(hw.sm_count);
   // Clusters are placed whole, within the measured cluster slots (resident_ctas). A persistent

@@ -32,7 +32,10 @@ struct KernelResult {
 };
 
 // `trace` (optional) receives the timeline of one SM of the first wave, shifted by start_ns.
+// `queued`: the kernel is launched right behind another of the same workload, so its launch costs
+// the profile's queued_kernel_gap_us where measured (an empty kernel behind another), not a whole
+// launch_overhead_us.
 KernelResult simulate_kernel(const HardwareProfile& hw, const KernelSpec& kernel, double start_ns = 0,
-                             std::vector<TraceEvent>* trace = nullptr);
+                             std::vector<TraceEvent>* trace = nullptr, bool queued = false);
 
 }  // namespace overlap::sim

@@ -75,9 +75,9 @@ KernelSpec activation(const HardwareProfile& hw, std::string name, std::int64_t 
 
 // cudaMemcpy2DAsync of a `rows` x `cols` bf16 slice out of the wide intermediate (device to
 // device). It runs on a copy engine, no SM taking part: where the profile measured that
-// (memcpy2d_GBps), its fixed part and its bytes at that rate, as one wait in the stream's order
-// (the launch charge taken out of the fixed part, which contains it); elsewhere charged as a copy
-// kernel, one read and one write of every element.
+// (memcpy2d_GBps), its fixed part (in place of a kernel's launch) and its bytes at that rate, as
+// one wait in the stream's order; elsewhere charged as a copy kernel, one read and one write of
+// every element.
 KernelSpec slice_copy(const HardwareProfile& hw, std::string name, std::int64_t rows, std::int64_t cols) {
   if (hw.memcpy2d_GBps <= 0) return activation(hw, std::move(name), rows, cols, 0, 0);
   const double bytes = 2.0 * double(rows) * double(cols) * 2;  // read + written
@@ -90,8 +90,8 @@ KernelSpec slice_copy(const HardwareProfile& hw, std::string name, std::int64_t 
   Role r;
   r.name = "copy engine";
   r.warps = 1;
-  const double ns = (hw.memcpy2d_fixed_us - hw.launch_overhead_us) * 1e3 + bytes / hw.memcpy2d_GBps;
-  r.body = {delay(std::max(0.0, ns), "2-d copy on a copy engine")};
+  k.launch_us = hw.memcpy2d_fixed_us;
+  r.body = {delay(bytes / hw.memcpy2d_GBps, "2-d copy on a copy engine")};
   k.roles = {r};
   return k;
 }
