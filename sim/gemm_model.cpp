@@ -154,6 +154,7 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   } else {
     sch.kind = LoopSchedule::Kind::Prefetch;
     sch.compute_warps = g.consumer_warps;
+    sch.refill_after_wait = g.refill_after_wait && g.stages > 1;
   }
   build_tile_loop(k, loop, sch);
   return k;

@@ -31,6 +31,10 @@ struct GemmSpec {
   // The producer loads two k-blocks back to back once two stages are free (dualgemm's
   // paired_loads): a stage waits for its neighbour before it is refilled.
   bool paired_loads = false;
+  // Without warp specialization: the consumer thread that refills a stage does so between its own
+  // wgmmas, after waiting for this k-block's data and the previous k-block's wgmmas (dualgemm's
+  // non-specialized kernels), so one load fewer is in flight than a cp.async pipeline keeps.
+  bool refill_after_wait = false;
   // B tiles prefetched into L2 this many k-blocks ahead by the producer (0: none): the B loads
   // into shared memory then hit L2, and the prefetches draw the HBM bytes.
   int l2_prefetch_k = 0;

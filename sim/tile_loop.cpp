@@ -81,8 +81,9 @@ void build_tile_loop(KernelSpec& k, const TileLoop& loop, const LoopSchedule& sc
     r.prologue = loop.prologue;
     // Fill stages-1 slots ahead; each iteration refills the slot freed by the previous tile.
     for (int j = 0; j + 1 < sch.stages; ++j) append_loads(r.prologue, loop.loads, j);
-    append_loads(r.body, loop.loads, sch.stages - 1);
+    if (!sch.refill_after_wait) append_loads(r.body, loop.loads, sch.stages - 1);
     r.body.push_back(wait(kFull, 0, "wait tile"));
+    if (sch.refill_after_wait) append_loads(r.body, loop.loads, sch.stages - 1);
     append_tile_work(r.body, loop, false);
     append_stores(r.body, loop);
     r.epilogue = loop.epilogue;

@@ -53,6 +53,10 @@ struct LoopSchedule {
   // after issuing tile n+1's MMAs, so stage n is held until tile n+1's data has arrived too,
   // and at most stages - 1 loads are in flight while they wait. Needs stages > 1.
   bool release_after_next_tile = false;
+  // Prefetch: a tile's refill (the loads of tile + stages - 1) is issued once the tile's own data
+  // has landed, not before waiting for it: a TMA kernel whose consumer issues the refills between
+  // its wgmmas, the stage freed by the previous tile's.
+  bool refill_after_wait = false;
   // WarpSpecialized: the producer loads tiles two at a time, waiting on an even tile for the
   // next tile's stage to be free as well (stages free in order), then loading both.
   bool paired_loads = false;

@@ -19,8 +19,9 @@ std::optional<LibraryGemmPick> cublas_sm90_pick(std::string_view gpu, std::int64
                                                 std::int64_t K) {
   if (gpu != "H100" && gpu != "H200") return std::nullopt;
   // The observations (2026-11-27, docs/validation/README.md "projchain / linrnn kernel by kernel").
-  if (gpu == "H100" && K == 256 && cols == 192) return rows <= 8192 ? nvjet(96, 128, 6, 2, 1) : nvjet(192, 128, 5, 1, 2);
-  if (gpu == "H100" && K == 1024 && cols == 3072 && rows == 32768) return nvjet(192, 192, 3, 2, 1);
+  // linrnn's projection: the H100 and the H200 pick alike.
+  if (K == 256 && cols == 192) return rows <= 8192 ? nvjet(96, 128, 6, 2, 1) : nvjet(192, 128, 5, 1, 2);
+  if (K == 1024 && cols == 3072 && rows == 32768) return nvjet(192, 192, 3, 2, 1);
   if (K != 2048) return std::nullopt;
   if (cols == 16) {
     if (rows <= 2048 && gpu == "H200") return nvjet(64, 24, 16, 1, 4);

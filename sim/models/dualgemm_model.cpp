@@ -76,6 +76,9 @@ GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const 
   g.a_multicast = t.cluster_n;  // A tiles by those along N
   g.eager_release = t.eager_release;
   g.paired_loads = t.paired_loads;
+  // Not warp-specialized (TMA + wgmma): consumer thread 0 refills the stage the previous k-block
+  // freed after its wgmma.wait, past this k-block's full barrier (dualgemm_kernel.cuh).
+  g.refill_after_wait = !t.warp_specialized && hw.has_wgmma();
   g.l2_prefetch_k = t.prefetch_k;
   g.max_regs_per_thread = t.max_regs_per_thread();
   // Without warp specialization the consumers keep what ptxas gave them (no setmaxnreg), and

@@ -53,7 +53,8 @@ KernelSpec tensor_loop(std::int64_t ctas, int iterations, double flops) {
 
 // One CTA on one SM: per tile a load of `bytes` then `flops` of tensor work; the same warps
 // prefetch `stages - 1` tiles ahead (stages = 1: load, wait, compute).
-KernelSpec load_compute(const HardwareProfile& hw, int stages, int tiles, double bytes, double flops) {
+KernelSpec load_compute(const HardwareProfile& hw, int stages, int tiles, double bytes, double flops,
+                        bool refill_after_wait = false) {
   KernelSpec k;
   k.name = "pipeline";
   k.ctas = 1;
@@ -66,6 +67,7 @@ KernelSpec load_compute(const HardwareProfile& hw, int stages, int tiles, double
   loop.compute = {mma(flops, Precision::Bf16, TensorPath::Warpgroup, "mma")};
   LoopSchedule s;
   s.stages = stages;
+  s.refill_after_wait = refill_after_wait;
   build_tile_loop(k, loop, s);
   return k;
 }
@@ -141,6 +143,20 @@ TEST_P(ClosedForm, OneStagePipelineIsLoadPlusComputeDeepIsMax) {
   const int deep = 3 + int(std::ceil(latency / t_load));
   const double many = simulate_kernel(hw, load_compute(hw, deep, tiles, bytes, flops)).time_ns - launch_ns(hw);
   EXPECT_NEAR(many / ((tiles + 1) * t_load + latency), 1.0, 0.03);
+}
+
+// A refill issued only once the current tile's data has landed (a TMA consumer refilling between
+// its wgmmas) keeps one load fewer in flight: with two stages the loads follow each other, one
+// latency and transfer a tile, where a cp.async-style ring overlaps two of them.
+TEST_P(ClosedForm, RefillAfterTheWaitKeepsOneLoadFewerInFlight) {
+  const double port = std::min({hw.sm_port_bytes_per_clk * hw.clock_MHz * 1e-3, hw.l2_bandwidth_GBps, hw.hbm_bandwidth_GBps});
+  const double bytes = 4096, t_load = bytes / port, latency = hw.dram_latency_cycles * 1e3 / hw.clock_MHz;
+  const int tiles = 50 * scale;
+  const double flops = 0.1 * t_load * tensor_flops_per_ns_sm(hw);
+  const double serial = simulate_kernel(hw, load_compute(hw, 2, tiles, bytes, flops, true)).time_ns - launch_ns(hw);
+  EXPECT_NEAR(serial / (tiles * (t_load + latency)), 1.0, 0.05);
+  const double ring = simulate_kernel(hw, load_compute(hw, 2, tiles, bytes, flops)).time_ns - launch_ns(hw);
+  EXPECT_LT(ring, 0.7 * serial);
 }
 
 // Every SM reading L2-resident tiles: each byte costs the larger of its SM's share of L2's

@@ -56,11 +56,13 @@ TEST(CublasPicks, ProjchainGemmsTakeThePickedTiles) {
 TEST(CublasPicks, LinrnnProjectionTakesThePickedTiles) {
   ShapeArgs s;
   for (auto [k, v] : {std::pair{"B", 4}, {"T", 2048}, {"d", 256}, {"dv", 64}, {"h0", 1}, {"hT", 1}}) s.set(k, v);
-  const Prediction p = predict(load_profile("H100"), "linrnn", "three_kernel", s);
-  // 8192 rows in 128-row tiles, 192 columns in two 96-column tiles: 128 CTAs.
-  const KernelPrediction& gemm = kernel_named(p, "linrnn_projection_gemm");
-  EXPECT_NE(gemm.name.find("nvjet_sm90_tst_96x128"), std::string::npos) << gemm.name;
-  EXPECT_EQ(gemm.ctas, 128);
+  // 8192 rows in 128-row tiles, 192 columns in two 96-column tiles: 128 CTAs, on both Hoppers.
+  for (const char* gpu : {"H100", "H200"}) {
+    const Prediction p = predict(load_profile(gpu), "linrnn", "three_kernel", s);
+    const KernelPrediction& gemm = kernel_named(p, "linrnn_projection_gemm");
+    EXPECT_NE(gemm.name.find("nvjet_sm90_tst_96x128"), std::string::npos) << gpu << ": " << gemm.name;
+    EXPECT_EQ(gemm.ctas, 128) << gpu;
+  }
 }
 
 TEST(CublasPicks, SliceCopiesRunOnACopyEngineWhereMeasured) {
