@@ -100,12 +100,12 @@ class ScanWarpgroup {
     };
     if (plain) {
 #pragma unroll 4
-      for (int i = 0; i < kRowsPerThread; ++i) map_row(i, [](float&, float&, float&, float&) {});
+      for (int i = 0; i < kRowsPerThread; ++i) map_row(i, [](float&, float&, float&, float&) {});  // sass:@plain
     } else {
       int batch = batch0, step = step0;
       for (int i = 0; i < kRowsPerThread; ++i) {
         const bool ok = row0 + i < p.rows;
-        map_row(i, [&](float& A0, float& B0, float& A1, float& B1) {
+        map_row(i, [&](float& A0, float& B0, float& A1, float& B1) {  // sass:@edge
           if (step == 0 && ok) {  // a reset; rows past B*T would read h0 of batch B
             if (p.h0 && ch < p.dv) {
               B0 = fmaf(A0, p.h0[batch * p.dv + ch], B0);
@@ -134,8 +134,8 @@ class ScanWarpgroup {
       const int tile_row0 = m * kTileRows;
       const bool no_carry = tile_row0 % p.T == 0;  // its row 0 is a reset: h_in is not used
       float h_end;
-      float h = look_back_channel(p.lb, m * p.channel_blocks + n, p.channel_blocks, t, epoch_, no_carry, ta, tb, 0.0f,
-                                  &h_end);
+      const int id = m * p.channel_blocks + n;
+      float h = look_back_channel(p.lb, id, p.channel_blocks, t, epoch_, no_carry, ta, tb, 0.0f, &h_end);  // sass:cf.lookback {}
       CUTLASS_PRAGMA_UNROLL
       for (int q = 0; q < kSlices; ++q) {
         s.h_in[q][t] = h;
@@ -161,11 +161,11 @@ class ScanWarpgroup {
     };
     if (plain) {
 #pragma unroll 4
-      for (int i = 0; i < kRowsPerThread; ++i) emit(i);
+      for (int i = 0; i < kRowsPerThread; ++i) emit(i);  // sass:@plain
     } else {
       int batch = batch0, step = step0;
       for (int i = 0; i < kRowsPerThread && row0 + i < p.rows; ++i) {
-        emit(i);
+        emit(i);  // sass:@edge
         if (++step == p.T) {
           if (p.hT) {
             p.hT[batch * p.dv + ch] = h0v;
