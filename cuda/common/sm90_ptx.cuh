@@ -140,6 +140,19 @@ __device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned
       : "memory");
 }
 
+// The shared::cluster address of `p`'s offset in the shared memory of cluster CTA `cta_rank`.
+__device__ __forceinline__ unsigned smem_addr_in_cta(const void* p, unsigned cta_rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(p)), "r"(cta_rank));
+  return remote;
+}
+// 16 bytes into another CTA's shared memory (distributed shared memory), at a shared::cluster
+// address from smem_addr_in_cta (plus an offset within that CTA's window).
+__device__ __forceinline__ void st_cluster_v4(unsigned addr, float a, float b, float c, float d) {
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d)
+               : "memory");
+}
+
 // ---- barriers and fences ---------------------------------------------------------------------
 // Named barrier among `threads` threads (a multiple of 32); id 0 is __syncthreads'.
 __device__ __forceinline__ void named_sync(int id, int threads) {

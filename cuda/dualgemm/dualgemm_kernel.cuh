@@ -25,6 +25,12 @@
 //             every CTA counts all the bytes, and a consumer warpgroup releases a stage to
 //             every producer that writes into it (its row and its column), so each producer's
 //             empty barrier counts 2 x (CM + CN - 1) arrivals.
+//   split-K  (SplitK = 2, warp-specialized 128-row tiles) the two CTAs of a cluster share one
+//             output tile, each walking half of K. Then warpgroup w's rows are finished by CTA w:
+//             the other CTA's warpgroup w writes its partial sums into CTA w's ring (idle once
+//             both k-loops are done: one cluster barrier) through distributed shared memory, a
+//             second cluster barrier publishes them, and CTA w's warpgroup w adds them and runs
+//             the epilogue for its 64 rows. One tile per cluster.
 //   epilogue  scales (fp8), silu(x1) * x2 in fp32, fp16. Direct: each thread stores its
 //             fragment's pairs. TMA store: each warpgroup writes its 64-row part to swizzled
 //             shared memory and one thread stores it by TMA, asynchronously; the buffer is
@@ -88,10 +94,11 @@ struct Params {
 };
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK>
+          int PrefetchK, int SplitK>
 struct Kernel {
-  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK};
-  static constexpr int kCluster = CM * CN;
+  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, SplitK};
+  static constexpr int kMulticast = CM * CN;  // CTAs sharing operand tiles by TMA multicast
+  static constexpr int kCluster = kMulticast * SplitK;
   static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
   static constexpr int kConsumerThreads = 256;
@@ -124,6 +131,11 @@ struct Kernel {
   static_assert(!Pairs || (WS && Stages > 1), "paired loads need the producer warpgroup and two stages");
   static_assert(PrefetchK == 0 || (WS && CM * CN == 1 && BM == 128),
                 "L2 prefetch: warp-specialized 128-row tiles, no cluster");
+  static_assert(SplitK == 1 || (SplitK == 2 && WS && BM == 128 && kMulticast == 1 && !Eager && !Pairs && PrefetchK == 0),
+                "split-K: two CTAs, warp-specialized 128-row tiles, no multicast or stage variants");
+  // A warpgroup's partial sums, received in the ring: 2 x kAcc floats per thread.
+  static constexpr int kPartialBytes = 128 * 2 * kAcc * 4;
+  static_assert(SplitK == 1 || Stages * kStageBytes >= kPartialBytes, "split-K: the ring holds a warpgroup's partials");
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
@@ -140,13 +152,14 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK>
+          int PrefetchK, int SplitK>
 __global__ void __launch_bounds__(
-    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>::kThreads, 1)
+    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, SplitK>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, SplitK>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
+  constexpr bool kMulticast = Kn::kMulticast > 1;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = aligned_smem(smem_raw);
   unsigned char* ring = smem;
@@ -155,10 +168,13 @@ __global__ void __launch_bounds__(
   std::uint64_t* empty = full + Stages;
 
   const int tid = threadIdx.x;
-  const int k_blocks = p.K / Kn::kBK;
-  // This CTA's place in its cluster: (cm, cn), rank cm + CM * cn.
+  // This CTA's place in its cluster: (cm, cn) among the CTAs sharing operand tiles, rank
+  // cm + CM * cn, and ks, its part of K (rank / (CM * CN)).
   const unsigned rank = kClustered ? cluster_ctarank() : 0;
-  const int cm = int(rank) % CM, cn = int(rank) / CM;
+  const int mrank = int(rank) % Kn::kMulticast, ks = int(rank) / Kn::kMulticast;
+  const int cm = mrank % CM, cn = mrank / CM;
+  // The k-blocks this CTA walks: [k_first, k_first + k_blocks).
+  const int k_blocks = p.K / Kn::kBK / SplitK, k_first = ks * k_blocks;
   // Tiles are handed out per cluster: cluster tile (mc, nc, l) covers row tiles mc*CM .. +CM-1
   // and column tiles nc*CN .. +CN-1 (rows or columns past the problem load zeros, store nothing).
   const int ctiles_m = (p.tiles_m + CM - 1) / CM, ctiles_n = (p.tiles_n + CN - 1) / CN;
@@ -235,7 +251,7 @@ __global__ void __launch_bounds__(
   };
   // A consumer warpgroup is done with stage s: tell every producer that writes into it.
   auto release = [&](int s) {
-    if constexpr (kClustered) {
+    if constexpr (kMulticast) {
       for (int j = 0; j < CN; ++j) mbar_arrive_cluster(&empty[s], unsigned(cm + CM * j));
       for (int i = 0; i < CM; ++i)
         if (i != cm) mbar_arrive_cluster(&empty[s], unsigned(i + CM * cn));
@@ -258,10 +274,16 @@ __global__ void __launch_bounds__(
           if (Pairs && kb % 2 == 0 && kb + 1 < k_blocks)
             mbar_wait(&empty[(it + 1) % Stages], (((it + 1) / Stages) & 1) ^ 1);
           mbar_wait(&empty[it % Stages], ((it / Stages) & 1) ^ 1);
-          issue_load(it, m0, n0, l, kb);
+          issue_load(it, m0, n0, l, k_first + kb);
         }
       }
     }
+    // The consumers' two cluster barriers of each split-K tile (every thread of the cluster).
+    if constexpr (SplitK > 1)
+      for (int ct = cluster_id; ct < cluster_tiles; ct += clusters) {
+        cluster_sync();
+        cluster_sync();
+      }
   } else {
     // ---- consumer warpgroups ----
     if constexpr (WS) setmaxnreg_inc<Kn::kTiling.max_regs_per_thread()>();
@@ -327,6 +349,26 @@ __global__ void __launch_bounds__(
         if (t128 == 0) release(r % Stages);
       }
       it += k_blocks;
+
+      // ---- split-K: the rows warpgroup wg holds are finished by CTA wg ----
+      if constexpr (SplitK > 1) {
+        cluster_sync();  // both CTAs' k-loops are done: their rings are free
+        float* partial = reinterpret_cast<float*>(ring);
+        if (wg != ks) {
+          // Into the peer's ring as [register / 4][thread][4]: consecutive threads 16 bytes apart.
+          const unsigned remote = smem_addr_in_cta(partial, unsigned(wg));
+#pragma unroll
+          for (int i = 0; i < 2 * kAcc; i += 4)
+            st_cluster_v4(remote + unsigned(((i / 4) * 128 + t128) * 16), acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+        }
+        cluster_sync();  // the partials have landed
+        if (wg != ks) continue;  // the peer finishes these rows
+#pragma unroll
+        for (int i = 0; i < 2 * kAcc; i += 4) {
+          const float4 v = *reinterpret_cast<const float4*>(partial + ((i / 4) * 128 + t128) * 4);
+          acc[i] += v.x, acc[i + 1] += v.y, acc[i + 2] += v.z, acc[i + 3] += v.w;
+        }
+      }
 
       // ---- epilogue ----
       // Fragment of a 64 x N wgmma accumulator: register 4j + 2h + e holds row

@@ -3,7 +3,7 @@
 # small shapes, then the benchmark beside its peers. Logs go to $OUT (or out/).
 #   bash tools/device/dualgemm_run.sh [tests|bench|all|ncu]
 # Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
-# SANITIZER_TIMEOUT, BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_dualgemm.py arguments),
+# SANITIZER_TIMEOUT, SANITIZER_FILTER (gtest filter of the sanitizer runs), BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_dualgemm.py arguments),
 # TEST_FILTER (gtest filter), NCU_SHAPE (M,N,K) / NCU_VARIANT (one or a space-separated list) /
 # NCU_FORMAT (ncu; one report per variant, ncu_<variant>.txt).
 set -o pipefail
@@ -34,7 +34,7 @@ if [[ $what == tests || $what == all ]]; then
   # Sanitizers on the small shapes only, every variant.
   for tool in ${SANITIZERS-memcheck racecheck}; do
     timeout ${SANITIZER_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 "$T" --gtest_brief=1 \
-      --gtest_filter='*M_256_N_512_K_256*:*L_2_M_100*:*M_1_N_8*' >"$OUT/sanitizer_$tool.log" 2>&1
+      --gtest_filter="${SANITIZER_FILTER:-*M_256_N_512_K_256*:*L_2_M_100*:*M_1_N_8*}" >"$OUT/sanitizer_$tool.log" 2>&1
     echo "compute-sanitizer $tool: exit $? ($(grep -cE '(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)' "$OUT/sanitizer_$tool.log") clean summaries)"
     grep -m3 -E "ERROR SUMMARY|Invalid|hazard" "$OUT/sanitizer_$tool.log"
   done
