@@ -132,13 +132,16 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
     return s;
   };
   if (g.split_k > 1) {
-    // The partial sums of the rows the peers finish (fp32, every B operand) land in their shared
-    // memory as theirs land in this CTA's, which reads them back: twice a share's bytes through
-    // the SM's shared-memory pipe (distributed shared memory's own rate is not measured), and
-    // two cluster barriers, each charged as a round trip to another SM (an L2 latency).
+    // The partial sums of the rows the peers finish (fp32, every B operand) are staged in this
+    // CTA's shared memory and copied by TMA into the peers', as theirs are into this CTA's, which
+    // reads them back: four times a share's bytes through the SM's shared-memory pipe
+    // (distributed shared memory's own rate is not measured). A cluster barrier before (the
+    // rings idle) and the copy's arrival after, each charged as a round trip to another SM (an
+    // L2 latency).
     const double partial_bytes = elements * g.b_operands * 4 * (g.split_k - 1);
-    loop.output.push_back(per_output_tile(delay(2 * hw.l2_latency_cycles * hw.cycle_ns(), "cluster barriers (split-K)")));
-    loop.output.push_back(per_output_tile(run(Unit::Smem, 2 * partial_bytes, "partial sums through DSMEM")));
+    loop.output.push_back(
+        per_output_tile(delay(2 * hw.l2_latency_cycles * hw.cycle_ns(), "cluster barrier, partial sums' arrival")));
+    loop.output.push_back(per_output_tile(run(Unit::Smem, 4 * partial_bytes, "partial sums through DSMEM (TMA copy)")));
   }
   loop.output.push_back(per_output_tile(run(Unit::Fma, elements * g.epilogue_fma_per_element, "epilogue")));
   if (g.epilogue_sfu_per_element > 0)

@@ -140,17 +140,17 @@ __device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned
       : "memory");
 }
 
-// The shared::cluster address of `p`'s offset in the shared memory of cluster CTA `cta_rank`.
-__device__ __forceinline__ unsigned smem_addr_in_cta(const void* p, unsigned cta_rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(p)), "r"(cta_rank));
-  return remote;
-}
-// 16 bytes into another CTA's shared memory (distributed shared memory), at a shared::cluster
-// address from smem_addr_in_cta (plus an offset within that CTA's window).
-__device__ __forceinline__ void st_cluster_v4(unsigned addr, float a, float b, float c, float d) {
-  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d)
-               : "memory");
+// `bytes` (a multiple of 16, both 16-byte aligned) from this CTA's shared memory at `src` to
+// cluster CTA `cta_rank`'s at `dst`'s offset, through the TMA unit (distributed shared memory),
+// counted as transaction bytes on that CTA's mbarrier at `bar`'s offset.
+__device__ __forceinline__ void bulk_copy_to_cta(void* dst, const void* src, unsigned bytes, std::uint64_t* bar,
+                                                 unsigned cta_rank) {
+  asm volatile(
+      "{\n.reg .b32 rdst, rbar;\nmapa.shared::cluster.u32 rdst, %0, %4;\nmapa.shared::cluster.u32 rbar, %3, %4;\n"
+      "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [rdst], [%1], %2, [rbar];\n}\n" ::"r"(
+          smem_addr(dst)),
+      "r"(smem_addr(src)), "r"(bytes), "r"(smem_addr(bar)), "r"(cta_rank)
+      : "memory");
 }
 
 // ---- barriers and fences ---------------------------------------------------------------------

@@ -27,10 +27,11 @@
 //             empty barrier counts 2 x (CM + CN - 1) arrivals.
 //   split-K  (SplitK = 2, warp-specialized 128-row tiles) the two CTAs of a cluster share one
 //             output tile, each walking half of K. Then warpgroup w's rows are finished by CTA w:
-//             the other CTA's warpgroup w writes its partial sums into CTA w's ring (idle once
-//             both k-loops are done: one cluster barrier) through distributed shared memory, a
-//             second cluster barrier publishes them, and CTA w's warpgroup w adds them and runs
-//             the epilogue for its 64 rows. One tile per cluster.
+//             once both k-loops are done (a cluster barrier: both rings are idle), the other
+//             CTA's warpgroup w stages its partial sums in its own ring and one thread copies them
+//             by TMA into CTA w's ring (distributed shared memory), completing on CTA w's
+//             exchange mbarrier; CTA w's warpgroup w waits for it, adds them and runs the
+//             epilogue for its 64 rows. One tile per cluster.
 //   epilogue  scales (fp8), silu(x1) * x2 in fp32, fp16. Direct: each thread stores its
 //             fragment's pairs. TMA store: each warpgroup writes its 64-row part to swizzled
 //             shared memory and one thread stores it by TMA, asynchronously; the buffer is
@@ -117,7 +118,7 @@ struct Kernel {
   static constexpr int kSubCols = kWN < 64 ? kWN : 64;
   static constexpr int kSubBytes = 64 * kSubCols * 2;
   static constexpr int kCBytes = TmaStore ? BM * BN * 2 : 0;
-  static constexpr int kBarrierBytes = 2 * Stages * 8;
+  static constexpr int kBarrierBytes = (2 * Stages + 1) * 8;  // full, empty, the split-K exchange
   // 1 KiB of slack to align the ring to the 128-byte swizzle's 1024-byte atom.
   static constexpr int kSmemBytes = 1024 + Stages * kStageBytes + kCBytes + kBarrierBytes;
   static_assert(kKSteps * 32 == kKBytes);
@@ -135,7 +136,10 @@ struct Kernel {
                 "split-K: two CTAs, warp-specialized 128-row tiles, no multicast or stage variants");
   // A warpgroup's partial sums, received in the ring: 2 x kAcc floats per thread.
   static constexpr int kPartialBytes = 128 * 2 * kAcc * 4;
-  static_assert(SplitK == 1 || Stages * kStageBytes >= kPartialBytes, "split-K: the ring holds a warpgroup's partials");
+  // Staged in the ring's second part, received in its first.
+  static_assert(SplitK == 1 || Stages * kStageBytes >= 2 * kPartialBytes, "split-K: the ring holds two partials");
+  static constexpr int kPartialCopies = 4;  // bulk copies of a warpgroup's partials
+  static_assert(kPartialBytes % (16 * kPartialCopies) == 0);
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
@@ -166,6 +170,7 @@ __global__ void __launch_bounds__(
   unsigned char* c_stage = smem + Stages * Kn::kStageBytes;
   auto* full = reinterpret_cast<std::uint64_t*>(c_stage + Kn::kCBytes);
   std::uint64_t* empty = full + Stages;
+  std::uint64_t* exchange = empty + Stages;  // split-K: the peer's partial sums have landed
 
   const int tid = threadIdx.x;
   // This CTA's place in its cluster: (cm, cn) among the CTAs sharing operand tiles, rank
@@ -185,6 +190,7 @@ __global__ void __launch_bounds__(
       mbar_init(&full[s], 1);
       mbar_init(&empty[s], 2 * (CM + CN - 1));  // each consumer warpgroup of every CTA written to
     }
+    if constexpr (SplitK > 1) mbar_init(exchange, 1);  // the receiving thread's expect_tx
     mbar_init_fence();
   }
   if (tid == Kn::kConsumerThreads - 1) {  // not thread 0: it is busy initializing
@@ -278,12 +284,9 @@ __global__ void __launch_bounds__(
         }
       }
     }
-    // The consumers' two cluster barriers of each split-K tile (every thread of the cluster).
+    // The consumers' cluster barrier of each split-K tile (every thread of the cluster).
     if constexpr (SplitK > 1)
-      for (int ct = cluster_id; ct < cluster_tiles; ct += clusters) {
-        cluster_sync();
-        cluster_sync();
-      }
+      for (int ct = cluster_id; ct < cluster_tiles; ct += clusters) cluster_sync();
   } else {
     // ---- consumer warpgroups ----
     if constexpr (WS) setmaxnreg_inc<Kn::kTiling.max_regs_per_thread()>();
@@ -352,20 +355,33 @@ __global__ void __launch_bounds__(
 
       // ---- split-K: the rows warpgroup wg holds are finished by CTA wg ----
       if constexpr (SplitK > 1) {
-        cluster_sync();  // both CTAs' k-loops are done: their rings are free
-        float* partial = reinterpret_cast<float*>(ring);
+        cluster_sync();  // both CTAs' k-loops are done: their rings are idle
+        // Partial sums as [register / 4][thread][4] (consecutive threads 16 bytes apart): staged
+        // in the ring's second part, received in its first.
+        unsigned char* received = ring;
+        unsigned char* staged = ring + Kn::kPartialBytes;
         if (wg != ks) {
-          // Into the peer's ring as [register / 4][thread][4]: consecutive threads 16 bytes apart.
-          const unsigned remote = smem_addr_in_cta(partial, unsigned(wg));
 #pragma unroll
           for (int i = 0; i < 2 * kAcc; i += 4)
-            st_cluster_v4(remote + unsigned(((i / 4) * 128 + t128) * 16), acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+            *reinterpret_cast<float4*>(staged + ((i / 4) * 128 + t128) * 16) =
+                make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+          fence_proxy_async();  // the generic-proxy writes, before the TMA unit reads them
+          named_sync(1 + wg, 128);
+          if (t128 == 0) {
+            constexpr int kChunk = Kn::kPartialBytes / Kn::kPartialCopies;
+#pragma unroll
+            for (int c = 0; c < Kn::kPartialCopies; ++c)
+              bulk_copy_to_cta(received + c * kChunk, staged + c * kChunk, kChunk, exchange, unsigned(wg));
+          }
+          // The peer finishes these rows. This CTA's ring is not written again, and it leaves
+          // only after the final cluster barrier, which the peer reaches once the copies landed.
+          continue;
         }
-        cluster_sync();  // the partials have landed
-        if (wg != ks) continue;  // the peer finishes these rows
+        if (t128 == 0) mbar_arrive_expect_tx(exchange, Kn::kPartialBytes);
+        mbar_wait(exchange, 0);
 #pragma unroll
         for (int i = 0; i < 2 * kAcc; i += 4) {
-          const float4 v = *reinterpret_cast<const float4*>(partial + ((i / 4) * 128 + t128) * 4);
+          const float4 v = *reinterpret_cast<const float4*>(received + ((i / 4) * 128 + t128) * 16);
           acc[i] += v.x, acc[i + 1] += v.y, acc[i + 2] += v.z, acc[i + 3] += v.w;
         }
       }

@@ -54,8 +54,8 @@ struct Tiling {
   // Split-K over a cluster (warp-specialized 128-row tiles; 1: none): the split_k CTAs of a
   // cluster compute one output tile, each over its own 1/split_k of K, so that at small M twice
   // the CTAs run with each SM's operand bytes per FLOP of the bigger tile. After their k-loops
-  // each CTA sends the partial sums of the rows its peer finishes through distributed shared
-  // memory (into the peer's then idle ring) and finishes the other rows: adds, SiLU product,
+  // each CTA copies the partial sums of the rows its peer finishes by TMA into the peer's then
+  // idle ring (distributed shared memory) and finishes the other rows: adds, SiLU product,
   // store. One output tile per cluster (not persistent).
   int split_k = 1;
 
