@@ -54,12 +54,9 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   const std::string why = gemm_cannot_run(hw, g);
   OVERLAP_REQUIRE(why.empty(), "{}", why);
   KernelSpec k = shell(hw, g);
-  OVERLAP_REQUIRE(g.split_k >= 1 && (g.split_k == 1 || !g.persistent),
-                  "gemm '{}': split-K takes one output tile per cluster (not persistent)", g.name);
-  const std::int64_t mt = ceil_div(g.M, g.tile_m), nt = ceil_div(g.N, g.tile_n);
-  const std::int64_t kt = ceil_div(g.K, std::int64_t(g.tile_k) * g.split_k);  // per CTA
+  const std::int64_t mt = ceil_div(g.M, g.tile_m), nt = ceil_div(g.N, g.tile_n), kt = ceil_div(g.K, g.tile_k);
   const std::int64_t out_tiles = g.batch * mt * nt;
-  k.ctas = out_tiles * g.split_k;  // provisional, for the occupancy query
+  k.ctas = out_tiles;  // provisional, for the occupancy query
   const Occupancy occ = occupancy(hw, k);
   const std::int64_t slots = std::int64_t(hw.sm_count) * occ.ctas_per_sm;
   std::int64_t tiles_per_cta = 1;
@@ -76,8 +73,7 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   // L2 reuse: the output tiles resident at once form a near-square rectangle (the swizzled
   // rasterisation of CUTLASS / cuBLAS); an operand tile is fetched from HBM once per rectangle
   // that needs it, or once overall when both operands fit in half of L2.
-  const std::int64_t concurrent =
-      std::min(out_tiles / g.batch > 0 ? out_tiles / g.batch : 1, std::max<std::int64_t>(1, slots / g.split_k));
+  const std::int64_t concurrent = std::min(out_tiles / g.batch > 0 ? out_tiles / g.batch : 1, slots);
   std::int64_t wave_m = std::min(mt, std::int64_t(std::ceil(std::sqrt(double(concurrent)))));
   const std::int64_t wave_n = std::min(nt, ceil_div(concurrent, wave_m));
   wave_m = std::min(mt, ceil_div(concurrent, wave_n));
@@ -124,25 +120,12 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   if (g.eager_release && g.warp_specialized && g.stages > 1)
     loop.compute.push_back(delay(hw.cta_barrier_cycles() * hw.cycle_ns(), "is the stage in? (named barrier)"));
   loop.compute.push_back(mma(2.0 * g.tile_m * g.tile_n * g.tile_k * g.b_operands, g.precision, path, "mma"));
-  // Output elements this CTA finishes.
-  const double elements = double(g.tile_m) * g.tile_n / g.split_k;
+  const double elements = double(g.tile_m) * g.tile_n;
   const auto per_output_tile = [&](Step s) {
     s.every = int(kt);
     s.phase = int(kt - 1);
     return s;
   };
-  if (g.split_k > 1) {
-    // The partial sums of the rows the peers finish (fp32, every B operand) are staged in this
-    // CTA's shared memory and copied by TMA into the peers', as theirs are into this CTA's, which
-    // reads them back: four times a share's bytes through the SM's shared-memory pipe
-    // (distributed shared memory's own rate is not measured). A cluster barrier before (the
-    // rings idle) and the copy's arrival after, each charged as a round trip to another SM (an
-    // L2 latency).
-    const double partial_bytes = elements * g.b_operands * 4 * (g.split_k - 1);
-    loop.output.push_back(
-        per_output_tile(delay(2 * hw.l2_latency_cycles * hw.cycle_ns(), "cluster barrier, partial sums' arrival")));
-    loop.output.push_back(per_output_tile(run(Unit::Smem, 4 * partial_bytes, "partial sums through DSMEM (TMA copy)")));
-  }
   loop.output.push_back(per_output_tile(run(Unit::Fma, elements * g.epilogue_fma_per_element, "epilogue")));
   if (g.epilogue_sfu_per_element > 0)
     loop.output.push_back(per_output_tile(run(Unit::Sfu, elements * g.epilogue_sfu_per_element, "epilogue exp")));

@@ -38,11 +38,6 @@ struct GemmSpec {
   // B tiles prefetched into L2 this many k-blocks ahead by the producer (0: none): the B loads
   // into shared memory then hit L2, and the prefetches draw the HBM bytes.
   int l2_prefetch_k = 0;
-  // Split-K over a cluster of split_k CTAs (not persistent): each walks K / split_k for one output
-  // tile, then the partial sums of the rows it does not finish go to the CTA that does through
-  // distributed shared memory (staged, copied by TMA into that CTA's shared memory and read back
-  // there), and each finishes 1/split_k of the tile's rows.
-  int split_k = 1;
   // An epilogue warpgroup of its own (cuda/common/sm90_handoff_gemm.cuh): the consumers copy
   // each finished tile to shared memory (handoff_bytes_per_element) and go on; the epilogue
   // work and the stores run in that warpgroup, under the next tile's mainloop.

@@ -285,10 +285,6 @@ void dualgemm_section(Doc& d) {
                  "tile128x64_stages6_ws_pairs", "", shape_for(mnk));
     d.hypothesis("B prefetched into L2 8 k-blocks ahead (128x64, 6 stages, TMA store)", "dualgemm",
                  "tile128x64_stages6_ws_tmastore", "tile128x64_stages6_ws_tmastore_pf8", "", shape_for(mnk));
-    d.hypothesis("128x128 tiles with K split over a 2-CTA cluster over 128x64 tiles (TMA store)", "dualgemm",
-                 "tile128x64_stages6_ws_tmastore", "tile128x128_stages4_ws_tmastore_splitk2", "", shape_for(mnk));
-    d.hypothesis("Split-K over a cluster against the same 128x128 tile without it", "dualgemm", base,
-                 "tile128x128_stages4_ws_splitk2", "", shape_for(mnk));
   }
 }
 

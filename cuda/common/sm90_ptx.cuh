@@ -140,19 +140,6 @@ __device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned
       : "memory");
 }
 
-// `bytes` (a multiple of 16, both 16-byte aligned) from this CTA's shared memory at `src` to
-// cluster CTA `cta_rank`'s at `dst`'s offset, through the TMA unit (distributed shared memory),
-// counted as transaction bytes on that CTA's mbarrier at `bar`'s offset.
-__device__ __forceinline__ void bulk_copy_to_cta(void* dst, const void* src, unsigned bytes, std::uint64_t* bar,
-                                                 unsigned cta_rank) {
-  asm volatile(
-      "{\n.reg .b32 rdst, rbar;\nmapa.shared::cluster.u32 rdst, %0, %4;\nmapa.shared::cluster.u32 rbar, %3, %4;\n"
-      "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [rdst], [%1], %2, [rbar];\n}\n" ::"r"(
-          smem_addr(dst)),
-      "r"(smem_addr(src)), "r"(bytes), "r"(smem_addr(bar)), "r"(cta_rank)
-      : "memory");
-}
-
 // ---- barriers and fences ---------------------------------------------------------------------
 // Named barrier among `threads` threads (a multiple of 32); id 0 is __syncthreads'.
 __device__ __forceinline__ void named_sync(int id, int threads) {

@@ -25,13 +25,6 @@
 //             every CTA counts all the bytes, and a consumer warpgroup releases a stage to
 //             every producer that writes into it (its row and its column), so each producer's
 //             empty barrier counts 2 x (CM + CN - 1) arrivals.
-//   split-K  (SplitK = 2, warp-specialized 128-row tiles) the two CTAs of a cluster share one
-//             output tile, each walking half of K. Then warpgroup w's rows are finished by CTA w:
-//             once both k-loops are done (a cluster barrier: both rings are idle), the other
-//             CTA's warpgroup w stages its partial sums in its own ring and one thread copies them
-//             by TMA into CTA w's ring (distributed shared memory), completing on CTA w's
-//             exchange mbarrier; CTA w's warpgroup w waits for it, adds them and runs the
-//             epilogue for its 64 rows. One tile per cluster.
 //   epilogue  scales (fp8), silu(x1) * x2 in fp32, fp16. Direct: each thread stores its
 //             fragment's pairs. TMA store: each warpgroup writes its 64-row part to swizzled
 //             shared memory and one thread stores it by TMA, asynchronously; the buffer is
@@ -95,11 +88,10 @@ struct Params {
 };
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int SplitK>
+          int PrefetchK>
 struct Kernel {
-  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, SplitK};
-  static constexpr int kMulticast = CM * CN;  // CTAs sharing operand tiles by TMA multicast
-  static constexpr int kCluster = kMulticast * SplitK;
+  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK};
+  static constexpr int kCluster = CM * CN;
   static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
   static constexpr int kConsumerThreads = 256;
@@ -118,7 +110,7 @@ struct Kernel {
   static constexpr int kSubCols = kWN < 64 ? kWN : 64;
   static constexpr int kSubBytes = 64 * kSubCols * 2;
   static constexpr int kCBytes = TmaStore ? BM * BN * 2 : 0;
-  static constexpr int kBarrierBytes = (2 * Stages + 1) * 8;  // full, empty, the split-K exchange
+  static constexpr int kBarrierBytes = 2 * Stages * 8;
   // 1 KiB of slack to align the ring to the 128-byte swizzle's 1024-byte atom.
   static constexpr int kSmemBytes = 1024 + Stages * kStageBytes + kCBytes + kBarrierBytes;
   static_assert(kKSteps * 32 == kKBytes);
@@ -132,14 +124,6 @@ struct Kernel {
   static_assert(!Pairs || (WS && Stages > 1), "paired loads need the producer warpgroup and two stages");
   static_assert(PrefetchK == 0 || (WS && CM * CN == 1 && BM == 128),
                 "L2 prefetch: warp-specialized 128-row tiles, no cluster");
-  static_assert(SplitK == 1 || (SplitK == 2 && WS && BM == 128 && kMulticast == 1 && !Eager && !Pairs && PrefetchK == 0),
-                "split-K: two CTAs, warp-specialized 128-row tiles, no multicast or stage variants");
-  // A warpgroup's partial sums, received in the ring: 2 x kAcc floats per thread.
-  static constexpr int kPartialBytes = 128 * 2 * kAcc * 4;
-  // Staged in the ring's second part, received in its first.
-  static_assert(SplitK == 1 || Stages * kStageBytes >= 2 * kPartialBytes, "split-K: the ring holds two partials");
-  static constexpr int kPartialCopies = 4;  // bulk copies of a warpgroup's partials
-  static_assert(kPartialBytes % (16 * kPartialCopies) == 0);
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
@@ -156,30 +140,25 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int SplitK>
+          int PrefetchK>
 __global__ void __launch_bounds__(
-    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, SplitK>::kThreads, 1)
+    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, SplitK>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
-  constexpr bool kMulticast = Kn::kMulticast > 1;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = aligned_smem(smem_raw);
   unsigned char* ring = smem;
   unsigned char* c_stage = smem + Stages * Kn::kStageBytes;
   auto* full = reinterpret_cast<std::uint64_t*>(c_stage + Kn::kCBytes);
   std::uint64_t* empty = full + Stages;
-  std::uint64_t* exchange = empty + Stages;  // split-K: the peer's partial sums have landed
 
   const int tid = threadIdx.x;
-  // This CTA's place in its cluster: (cm, cn) among the CTAs sharing operand tiles, rank
-  // cm + CM * cn, and ks, its part of K (rank / (CM * CN)).
+  const int k_blocks = p.K / Kn::kBK;
+  // This CTA's place in its cluster: (cm, cn), rank cm + CM * cn.
   const unsigned rank = kClustered ? cluster_ctarank() : 0;
-  const int mrank = int(rank) % Kn::kMulticast, ks = int(rank) / Kn::kMulticast;
-  const int cm = mrank % CM, cn = mrank / CM;
-  // The k-blocks this CTA walks: [k_first, k_first + k_blocks).
-  const int k_blocks = p.K / Kn::kBK / SplitK, k_first = ks * k_blocks;
+  const int cm = int(rank) % CM, cn = int(rank) / CM;
   // Tiles are handed out per cluster: cluster tile (mc, nc, l) covers row tiles mc*CM .. +CM-1
   // and column tiles nc*CN .. +CN-1 (rows or columns past the problem load zeros, store nothing).
   const int ctiles_m = (p.tiles_m + CM - 1) / CM, ctiles_n = (p.tiles_n + CN - 1) / CN;
@@ -190,7 +169,6 @@ __global__ void __launch_bounds__(
       mbar_init(&full[s], 1);
       mbar_init(&empty[s], 2 * (CM + CN - 1));  // each consumer warpgroup of every CTA written to
     }
-    if constexpr (SplitK > 1) mbar_init(exchange, 1);  // the receiving thread's expect_tx
     mbar_init_fence();
   }
   if (tid == Kn::kConsumerThreads - 1) {  // not thread 0: it is busy initializing
@@ -257,7 +235,7 @@ __global__ void __launch_bounds__(
   };
   // A consumer warpgroup is done with stage s: tell every producer that writes into it.
   auto release = [&](int s) {
-    if constexpr (kMulticast) {
+    if constexpr (kClustered) {
       for (int j = 0; j < CN; ++j) mbar_arrive_cluster(&empty[s], unsigned(cm + CM * j));
       for (int i = 0; i < CM; ++i)
         if (i != cm) mbar_arrive_cluster(&empty[s], unsigned(i + CM * cn));
@@ -280,13 +258,10 @@ __global__ void __launch_bounds__(
           if (Pairs && kb % 2 == 0 && kb + 1 < k_blocks)
             mbar_wait(&empty[(it + 1) % Stages], (((it + 1) / Stages) & 1) ^ 1);
           mbar_wait(&empty[it % Stages], ((it / Stages) & 1) ^ 1);
-          issue_load(it, m0, n0, l, k_first + kb);
+          issue_load(it, m0, n0, l, kb);
         }
       }
     }
-    // The consumers' cluster barrier of each split-K tile (every thread of the cluster).
-    if constexpr (SplitK > 1)
-      for (int ct = cluster_id; ct < cluster_tiles; ct += clusters) cluster_sync();
   } else {
     // ---- consumer warpgroups ----
     if constexpr (WS) setmaxnreg_inc<Kn::kTiling.max_regs_per_thread()>();
@@ -352,39 +327,6 @@ __global__ void __launch_bounds__(
         if (t128 == 0) release(r % Stages);
       }
       it += k_blocks;
-
-      // ---- split-K: the rows warpgroup wg holds are finished by CTA wg ----
-      if constexpr (SplitK > 1) {
-        cluster_sync();  // both CTAs' k-loops are done: their rings are idle
-        // Partial sums as [register / 4][thread][4] (consecutive threads 16 bytes apart): staged
-        // in the ring's second part, received in its first.
-        unsigned char* received = ring;
-        unsigned char* staged = ring + Kn::kPartialBytes;
-        if (wg != ks) {
-#pragma unroll
-          for (int i = 0; i < 2 * kAcc; i += 4)
-            *reinterpret_cast<float4*>(staged + ((i / 4) * 128 + t128) * 16) =
-                make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
-          fence_proxy_async();  // the generic-proxy writes, before the TMA unit reads them
-          named_sync(1 + wg, 128);
-          if (t128 == 0) {
-            constexpr int kChunk = Kn::kPartialBytes / Kn::kPartialCopies;
-#pragma unroll
-            for (int c = 0; c < Kn::kPartialCopies; ++c)
-              bulk_copy_to_cta(received + c * kChunk, staged + c * kChunk, kChunk, exchange, unsigned(wg));
-          }
-          // The peer finishes these rows. This CTA's ring is not written again, and it leaves
-          // only after the final cluster barrier, which the peer reaches once the copies landed.
-          continue;
-        }
-        if (t128 == 0) mbar_arrive_expect_tx(exchange, Kn::kPartialBytes);
-        mbar_wait(exchange, 0);
-#pragma unroll
-        for (int i = 0; i < 2 * kAcc; i += 4) {
-          const float4 v = *reinterpret_cast<const float4*>(received + ((i / 4) * 128 + t128) * 16);
-          acc[i] += v.x, acc[i + 1] += v.y, acc[i + 2] += v.z, acc[i + 3] += v.w;
-        }
-      }
 
       // ---- epilogue ----
       // Fragment of a 64 x N wgmma accumulator: register 4j + 2h + e holds row

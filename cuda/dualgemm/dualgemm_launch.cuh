@@ -26,10 +26,9 @@ inline cudaError_t operand_map(CUtensorMap* map, bool fp8, const void* base, lon
                             strides, box);
 }
 
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs, int PrefetchK,
-          int SplitK>
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs, int PrefetchK>
 cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
-  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, SplitK>;
+  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
   static_assert(Kn::kSmemBytes <= 227 * 1024, "shared memory over the sm_90 per-block limit");
   dualgemm_sm90::Params p{};
   // Each CTA loads its slice of the tiles its cluster shares (the whole tile without a cluster;
@@ -58,7 +57,7 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
   const long long cluster_tiles =
       (long long)p.L * ((p.tiles_m + CM - 1) / CM) * ((p.tiles_n + CN - 1) / CN);
 
-  auto kernel = dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, SplitK>;
+  auto kernel = dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
   if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Kn::kSmemBytes)) != cudaSuccess)
     return e;
   cudaLaunchConfig_t config{};
@@ -72,9 +71,7 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
   config.attrs = &cluster;
   config.numAttrs = Kn::kCluster > 1 ? 1 : 0;  // without a cluster, an ordinary launch
   long long clusters = cluster_tiles;
-  // Persistent: as many clusters as fit at once (one CTA per SM), each walking tiles id, + count,
-  // ...; split-K kernels take one output tile per cluster (their partial sums go through the ring).
-  if (WS && SplitK == 1) {
+  if (WS) {  // persistent: as many clusters as fit at once (one CTA per SM), each walking tiles id, + count, ...
     int device = 0;
     if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
     // Asked once per device and instantiation (the occupancy query is not free on every call).
@@ -100,7 +97,8 @@ template <bool Fp8, std::size_t I>
 cudaError_t launch_index(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
   constexpr dualgemm::Tiling t = dualgemm::kTilings[I];
   return launch_kernel<Fp8, t.tile_m, t.tile_n, t.stages, t.warp_specialized, t.tma_store, t.cluster_m, t.cluster_n,
-                       t.eager_release, t.paired_loads, t.prefetch_k, t.split_k>(a, s, stream);
+                       t.eager_release, t.paired_loads,
+                       t.prefetch_k>(a, s, stream);
 }
 
 template <bool Fp8, std::size_t... I>

@@ -21,7 +21,7 @@ constexpr int tile_k_for(OperandFormat f) {
 }
 
 struct Tiling {
-  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_splitk<S>].
+  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>].
   const char* name;
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
@@ -51,15 +51,8 @@ struct Tiling {
   // producer asks L2 to fetch the B1/B2 boxes of the k-block this far ahead, so that more of the
   // operand is on its way from DRAM than the shared-memory ring holds, and the ring's loads hit L2.
   int prefetch_k = 0;
-  // Split-K over a cluster (warp-specialized 128-row tiles; 1: none): the split_k CTAs of a
-  // cluster compute one output tile, each over its own 1/split_k of K, so that at small M twice
-  // the CTAs run with each SM's operand bytes per FLOP of the bigger tile. After their k-loops
-  // each CTA copies the partial sums of the rows its peer finishes by TMA into the peer's then
-  // idle ring (distributed shared memory) and finishes the other rows: adds, SiLU product,
-  // store. One output tile per cluster (not persistent).
-  int split_k = 1;
 
-  constexpr int cluster_size() const { return cluster_m * cluster_n * split_k; }
+  constexpr int cluster_size() const { return cluster_m * cluster_n; }
 
   static constexpr int consumer_warps() { return 8; }
   // The producer is a whole warpgroup (one thread issues the loads) so that setmaxnreg, which
@@ -87,7 +80,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 32> kTilings = {{
+inline constexpr std::array<Tiling, 30> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -119,8 +112,6 @@ inline constexpr std::array<Tiling, 32> kTilings = {{
     {"tile128x64_stages6_ws_pairs", "paired loads", 128, 64, 6, true, false, 1, 1, false, true},
     {"tile128x64_stages6_ws_tmastore", "TMA-store epilogue", 128, 64, 6, true, true},
     {"tile128x64_stages6_ws_tmastore_pf8", "L2 prefetch", 128, 64, 6, true, true, 1, 1, false, false, 8},
-    {"tile128x128_stages4_ws_splitk2", "split-K over a cluster", 128, 128, 4, true, false, 1, 1, false, false, 0, 2},
-    {"tile128x128_stages4_ws_tmastore_splitk2", "split-K over a cluster", 128, 128, 4, true, true, 1, 1, false, false, 0, 2},
 }};
 
 }  // namespace overlap::dualgemm

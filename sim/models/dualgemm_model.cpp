@@ -36,12 +36,12 @@ dualgemm::Tiling refit(dualgemm::Tiling t, const HardwareProfile& hw, OperandFor
 }
 
 // The template arguments of cuda/dualgemm/dualgemm_kernel.cuh's kernel for a tiling, as they
-// appear in its mangled name: <Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, SplitK>.
+// appear in its mangled name: <Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>.
 std::string mangled_part(const dualgemm::Tiling& t, OperandFormat f) {
-  return fmt::format("dualgemm_kernelILb{}ELi{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}EE",
+  return fmt::format("dualgemm_kernelILb{}ELi{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELb{}ELb{}ELi{}EE",
                      int(f == OperandFormat::Fp8E4m3), t.tile_m, t.tile_n, t.stages, int(t.warp_specialized),
                      int(t.tma_store), t.cluster_m, t.cluster_n, int(t.eager_release), int(t.paired_loads),
-                     t.prefetch_k, t.split_k);
+                     t.prefetch_k);
 }
 
 GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const ShapeArgs& s) {
@@ -66,9 +66,7 @@ GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const 
   g.stages = t.stages;
   g.consumer_warps = t.consumer_warps();
   g.warp_specialized = t.warp_specialized;
-  // The warp-specialized kernels are persistent (CUTLASS sm90), but for split-K: one tile a cluster.
-  g.persistent = t.warp_specialized && t.split_k == 1;
-  g.split_k = t.split_k;
+  g.persistent = t.warp_specialized;  // the warp-specialized kernels are persistent (CUTLASS sm90)
   g.tma_store = t.tma_store;
   // The TMA-store epilogue writes C from shared memory by TMA; the direct one stores each
   // thread's accumulator pairs (cuda/dualgemm/dualgemm_kernel.cuh's epilogue).
@@ -121,18 +119,13 @@ std::vector<VariantModel> dualgemm_variant_models() {
     VariantModel m;
     m.workload = "dualgemm";
     m.name = t.name;
-    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
-                                t.warp_specialized ? t.split_k > 1 ? "TMA producer warpgroup + 2 consumer warpgroups"
-                                                                   : "TMA producer warpgroup + 2 consumer warpgroups, persistent"
+    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
+                                t.warp_specialized ? "TMA producer warpgroup + 2 consumer warpgroups, persistent"
                                                    : "2 warpgroups, one thread issues TMA between its MMAs",
                                 t.tma_store ? ", TMA-store epilogue" : "",
-                                t.cluster_m * t.cluster_n > 1
-                                    ? fmt::format(", {}x{} cluster multicasting B along M and A along N", t.cluster_m,
-                                                  t.cluster_n)
-                                    : "",
-                                t.split_k > 1 ? fmt::format(", K split over a cluster of {} (partial sums through DSMEM)",
-                                                            t.split_k)
-                                              : "",
+                                t.cluster_size() > 1 ? fmt::format(", {}x{} cluster multicasting B along M and A along N",
+                                                                   t.cluster_m, t.cluster_n)
+                                                     : "",
                                 t.eager_release ? ", a stage freed as soon as its MMAs are done where the next is late" : "",
                                 t.paired_loads ? ", k-blocks loaded two at a time" : "",
                                 t.prefetch_k > 0 ? fmt::format(", B prefetched into L2 {} k-blocks ahead", t.prefetch_k) : "",
