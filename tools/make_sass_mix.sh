@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 bash "$root/tools/fetch_nvdisasm.sh"
-cmake --build "$build" --target gla_pingpong_cubin linrnn_full_fused_cubin linrnn_scan_cubin gla_backward_cubin gla_chunk_cubin dualgemm_bf16_cubin dualgemm_fp8_cubin
+cmake --build "$build" --target gla_pingpong_cubin linrnn_full_fused_cubin linrnn_scan_cubin projchain_activations_cubin gla_backward_cubin gla_chunk_cubin dualgemm_bf16_cubin dualgemm_fp8_cubin
 # mix CUBIN SOURCE KERNEL TABLE NAME [sass_mix.py options]: one kernel's table from its cubin.
 mix() {
   python3 "$root/tools/sass_mix.py" --cubin "$build/cuda/$1" --source "$root/cuda/$2" --kernel "$3" \
@@ -31,6 +31,9 @@ mix linrnn/linrnn_full_fused_cubin.cubin linrnn/linrnn_full_fused.cu full_fused_
 # their regions lie in the kernel file and in the tile scan it includes.
 mix linrnn/linrnn_scan_cubin.cubin linrnn/linrnn_scan_kernels.cu scan_kernelI \
   linrnn_scan_sass.hpp kLinrnnScanSass --source "$root/cuda/linrnn/linrnn_scan_tile.cuh" --warps-per-scheduler scan=2
+# projchain's activation kernels (their bf16-pair forms): one item a pass of each loop.
+mix projchain/projchain_activations_cubin.cubin projchain/projchain_activations.cu \
+  "l2norm_heads_kernelILb1E|elementwise_kernelI.*Lb1EEEv" projchain_activations_sass.hpp kProjchainActivationsSass
 # gla backward's state walks: 128 threads, one warp a scheduler (two CTAs an SM share them).
 mix gla/gla_backward_cubin.cubin gla/gla_state_walk_kernel.cuh gla_state_walk_kernel \
   gla_state_walk_sass.hpp kGlaStateWalkSass
@@ -48,4 +51,4 @@ python3 "$root/tools/kernel_registers.py" --cubin "$build/cuda/dualgemm/dualgemm
   --nvdisasm "$root/.deps/cuda-tools/bin/nvdisasm" --cpp "$root/sim/models/generated/dualgemm_registers.hpp" \
   --cpp-name kDualgemmRegisters --command "tools/make_sass_mix.sh"
 echo "wrote sim/models/generated/dualgemm_registers.hpp"
-echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp, gla_pingpong_paired_sass.hpp, gla_pingpong_paired_two_sass.hpp, linrnn_full_fused_sass.hpp, linrnn_scan_sass.hpp, gla_state_walk_sass.hpp, gla_chunk_grad_sass.hpp and gla_chunk_sass.hpp"
+echo "wrote sim/models/generated/gla_pingpong_fused_sass.hpp, gla_pingpong_paired_sass.hpp, gla_pingpong_paired_two_sass.hpp, linrnn_full_fused_sass.hpp, linrnn_scan_sass.hpp, projchain_activations_sass.hpp, gla_state_walk_sass.hpp, gla_chunk_grad_sass.hpp and gla_chunk_sass.hpp"

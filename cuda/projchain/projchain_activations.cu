@@ -26,13 +26,17 @@ struct Sigmoid {
 
 // One warp per (row, head): the sum of squares is a warp reduction, then the same warp scales.
 // kPairs: dk and both row strides even, so each lane moves bf16x2 (half the instructions).
+// One item a pass of each kernel's loop (unroll 1): a pass's stores may alias the next item's
+// loads (in place), so unrolled passes serialize anyway, and the model charges the loop body
+// per item (sim/models/projchain_model.cpp).
 template <bool kPairs>
 __global__ void __launch_bounds__(kTiling.threads) l2norm_heads_kernel(Slice s, int dk) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t row0 = std::int64_t(blockIdx.x) * kTiling.rows_per_cta;
   const int rows = static_cast<int>(std::min<std::int64_t>(kTiling.rows_per_cta, s.rows - row0));
   const int heads = static_cast<int>(s.cols / dk);
-  for (int item = warp; item < rows * heads; item += kTiling.threads / 32) {
+#pragma unroll 1
+  for (int item = warp; item < rows * heads; item += kTiling.threads / 32) {  // sass:act.l2norm.loop {
     const std::int64_t r = row0 + item / heads;
     const int h = item % heads;
     const auto* src = static_cast<const __nv_bfloat16*>(s.src) + r * s.ld_src + std::int64_t(h) * dk;
@@ -76,7 +80,7 @@ __global__ void __launch_bounds__(kTiling.threads) l2norm_heads_kernel(Slice s, 
         if (c < dk) dst[c] = __float2bfloat16(vals[i] * inv);
       }
     }
-  }
+  }  // } sass:act.l2norm.loop
 }
 
 // Elementwise over a block of rows; kPairs as above (cols and strides even).
@@ -85,7 +89,8 @@ __global__ void __launch_bounds__(kTiling.threads) elementwise_kernel(Slice s, O
   const std::int64_t row0 = std::int64_t(blockIdx.x) * kTiling.rows_per_cta;
   const std::int64_t rows = std::min<std::int64_t>(kTiling.rows_per_cta, s.rows - row0);
   const std::int64_t width = kPairs ? s.cols / 2 : s.cols;
-  for (std::int64_t i = threadIdx.x; i < rows * width; i += kTiling.threads) {
+#pragma unroll 1
+  for (std::int64_t i = threadIdx.x; i < rows * width; i += kTiling.threads) {  // sass:act.elementwise.loop {
     const std::int64_t r = row0 + i / width, c = (i % width) * (kPairs ? 2 : 1);
     const auto* src = static_cast<const __nv_bfloat16*>(s.src) + r * s.ld_src + c;
     auto* dst = static_cast<__nv_bfloat16*>(s.dst) + r * s.ld_dst + c;
@@ -95,7 +100,7 @@ __global__ void __launch_bounds__(kTiling.threads) elementwise_kernel(Slice s, O
     } else {
       *dst = __float2bfloat16(op(__bfloat162float(*src)));
     }
-  }
+  }  // } sass:act.elementwise.loop
 }
 
 bool pairs_ok(const Slice& s, std::int64_t width) {

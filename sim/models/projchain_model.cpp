@@ -8,6 +8,8 @@
 #include "cuda/projchain/projchain_tiling.hpp"
 #include "sim/gemm_model.hpp"
 #include "sim/models/cublas_picks.hpp"
+#include "sim/models/generated/projchain_activations_sass.hpp"
+#include "sim/sass_mix.hpp"
 #include "sim/occupancy.hpp"
 #include "sim/tile_loop.hpp"
 #include "sim/variants.hpp"
@@ -51,9 +53,9 @@ GemmSpec gemm_spec(const HardwareProfile& hw, Variant v, std::string name, const
   return g;
 }
 
-// A standalone activation over `rows` x `cols` bf16 (read + write), `sfu`/`fma` per element.
-KernelSpec activation(const HardwareProfile& hw, std::string name, std::int64_t rows, std::int64_t cols, double sfu,
-                      double fma) {
+// A copy kernel over `rows` x `cols` bf16, one read and one write of every element (the 2-d
+// slice copies where the profile has no copy-engine rate).
+KernelSpec copy_kernel(std::string name, std::int64_t rows, std::int64_t cols) {
   const auto t = projchain::activation_tiling();
   KernelSpec k;
   k.name = std::move(name);
@@ -63,13 +65,49 @@ KernelSpec activation(const HardwareProfile& hw, std::string name, std::int64_t 
   const double elements = double(t.rows_per_cta) * cols;
   TileLoop loop;
   loop.loads = {load(elements * 2, 1.0, CopyEngine::LdSt, "load slice")};
-  loop.compute = {run(Unit::Fma, elements * fma, "activation")};
-  if (sfu > 0) loop.compute.push_back(run(Unit::Sfu, elements * sfu, "exp / rsqrt"));
   loop.stores = {store(elements * 2, CopyEngine::LdSt, "store slice")};
   LoopSchedule sch;
   sch.compute_warps = t.threads / 32;
   build_tile_loop(k, loop, sch);
-  (void)hw;
+  return k;
+}
+
+// The standalone activation kernels (cuda/projchain/projchain_activations.cu) by the SASS of
+// their loops (sim/models/generated/projchain_activations_sass.hpp, the bf16-pair forms the
+// validated shapes run): one item a pass (a row's head for l2norm, a warp per item; a pair of
+// values for SiLU and sigmoid, a thread per item), every pass's load waiting its latency (the
+// stores may alias the next item's loads). A warp's chain is its passes, each the loop body in
+// order with the load served from L2 (the SASS timing) plus, where the slice missed L2, DRAM's
+// latency past L2's; its issue slots and MUFU operations go to the SM's pipes beside it.
+enum class Activation { L2normHeads, Silu, Sigmoid };
+
+KernelSpec activation(const HardwareProfile& hw, std::string name, std::int64_t rows, std::int64_t cols, Activation a,
+                      std::int64_t dk, double miss) {
+  const auto t = projchain::activation_tiling();
+  KernelSpec k;
+  k.name = std::move(name);
+  k.ctas = (rows + t.rows_per_cta - 1) / t.rows_per_cta;
+  k.threads_per_cta = t.threads;
+  k.regs_per_cta = regs_for_warps(t.threads / 32, 40);
+  const double warps = t.threads / 32.0, elements = double(t.rows_per_cta) * double(cols);
+  const bool norm = a == Activation::L2normHeads;
+  const double passes = norm ? double(t.rows_per_cta) * double(cols / dk) / warps : elements / 2 / t.threads;
+  const char* fn = norm ? "l2norm_heads_kernelILb1E"
+                        : a == Activation::Silu ? "elementwise_kernelINS2_4SiluELb1E" : "elementwise_kernelINS2_7SigmoidELb1E";
+  const SassCounts body =
+      sass_counts(generated::kProjchainActivationsSass, fn, {norm ? "act.l2norm.loop" : "act.elementwise.loop"});
+  const double pass_cycles = body.cycles + miss * (hw.dram_latency_cycles - hw.l2_latency_cycles);
+  k.barriers = {{"slice loaded", 1}};
+  Role r;
+  r.name = "warps";
+  r.warps = int(warps);
+  r.body.push_back(issued(load(elements * 2, miss, CopyEngine::LdSt, "load slice"), 0, 0));
+  for (Step& s : sass_mma_phase(body.times(passes), warps, passes * pass_cycles * hw.cycle_ns(),
+                                fmt::format("{:.0f} passes of the loop (SASS)", passes), k.barriers))
+    r.body.push_back(std::move(s));
+  r.body.push_back(wait(0, 0, "slice loaded"));
+  r.body.push_back(store(elements * 2, CopyEngine::LdSt, "store slice"));
+  k.roles.push_back(std::move(r));
   return k;
 }
 
@@ -79,7 +117,7 @@ KernelSpec activation(const HardwareProfile& hw, std::string name, std::int64_t 
 // one wait in the stream's order; elsewhere charged as a copy kernel, one read and one write of
 // every element.
 KernelSpec slice_copy(const HardwareProfile& hw, std::string name, std::int64_t rows, std::int64_t cols) {
-  if (hw.memcpy2d_GBps <= 0) return activation(hw, std::move(name), rows, cols, 0, 0);
+  if (hw.memcpy2d_GBps <= 0) return copy_kernel(std::move(name), rows, cols);
   const double bytes = 2.0 * double(rows) * double(cols) * 2;  // read + written
   KernelSpec k;
   k.name = std::move(name) + " (copy engine)";
@@ -96,10 +134,14 @@ KernelSpec slice_copy(const HardwareProfile& hw, std::string name, std::int64_t 
   return k;
 }
 
-std::vector<KernelSpec> activations(const HardwareProfile& hw, const ProjDims& d) {
+// The activations after the GEMMs, whose outputs (`written` bytes) they read back: from L2
+// where those stay there (stays_in_l2, the GEMMs' rule), else from HBM.
+std::vector<KernelSpec> activations(const HardwareProfile& hw, const ProjDims& d, double written) {
   const std::int64_t w = d.H * d.dk;
-  return {activation(hw, "projchain_l2norm_k", d.N, w, 1.0 / double(d.dk), 4),
-          activation(hw, "projchain_silu_g", d.N, w, 2, 3), activation(hw, "projchain_sigmoid_alpha", d.N, d.H, 2, 3)};
+  const double miss = hw.stays_in_l2(written) ? 0.0 : 1.0;
+  return {activation(hw, "projchain_l2norm_k", d.N, w, Activation::L2normHeads, d.dk, miss),
+          activation(hw, "projchain_silu_g", d.N, w, Activation::Silu, d.dk, miss),
+          activation(hw, "projchain_sigmoid_alpha", d.N, d.H, Activation::Sigmoid, d.dk, miss)};
 }
 
 std::vector<KernelSpec> build(Variant v, const HardwareProfile& hw, const ShapeArgs& shape) {
@@ -111,14 +153,14 @@ std::vector<KernelSpec> build(Variant v, const HardwareProfile& hw, const ShapeA
       for (const char* n : {"q", "k", "v", "g"})
         ks.push_back(gemm_kernel(hw, gemm_spec(hw, v, fmt::format("projchain_gemm_{}", n), d, w)));
       ks.push_back(gemm_kernel(hw, gemm_spec(hw, v, "projchain_gemm_alpha", d, d.H)));
-      for (auto& k : activations(hw, d)) ks.push_back(std::move(k));
+      for (auto& k : activations(hw, d, double(d.N) * double(wide) * 2)) ks.push_back(std::move(k));
       return ks;
     case Variant::WideGemm:
       ks.push_back(gemm_kernel(hw, gemm_spec(hw, v, "projchain_wide_gemm", d, wide)));
       // q and v are separate outputs: copied out of the intermediate (projchain_forward.cpp).
       ks.push_back(slice_copy(hw, "projchain_copy_q", d.N, w));
       ks.push_back(slice_copy(hw, "projchain_copy_v", d.N, w));
-      for (auto& k : activations(hw, d)) ks.push_back(std::move(k));
+      for (auto& k : activations(hw, d, double(d.N) * double(wide) * 2)) ks.push_back(std::move(k));
       return ks;
     case Variant::EpilogueFused:
     case Variant::ClusterFused: {
