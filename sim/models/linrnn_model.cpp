@@ -63,7 +63,8 @@ KernelSpec projection(const HardwareProfile& hw, const LinrnnDims& d) {
 // row, chunk of chunk_t steps, 64 channels) tile, which goes through its phases in order with a
 // barrier between each, so its time is a sum of latencies. Each phase is charged from the
 // kernel's SASS (sim/models/generated/linrnn_scan_sass.hpp, its `scan.*` regions): the busiest
-// scheduler's in-order chain (two warps a scheduler; the carry's two warps one each) beside the
+// scheduler's in-order chain (timed with two warps a scheduler, as the 8-warp phases run; the
+// carry and look-back run on two warps, one a scheduler, so theirs are a little long) beside the
 // phase's issue slots, MUFU and shared-memory bytes, which CTAs sharing an SM contend for. To
 // that come the memory round trips the code waits on: the tile counter's atomic, the chunk's
 // loads (all issued before any use), the look-back's polls (one L2 round trip, within the
