@@ -3,7 +3,7 @@
 stall samples (`ncu --section SourceCounters --page source --print-source sass --csv`) joined
 with tools/sass_mix.py's attribution of the same cubin's instructions to regions.
 
-    python3 tools/ncu_by_region.py --csv NCU.csv --cubin K.cubin --source KERNEL.cuh --kernel REGEX
+    python3 tools/ncu_by_region.py --csv NCU.csv --cubin K.cubin --source KERNEL.cuh [--source ...] --kernel REGEX
 
 The cubin must be the code ncu profiled (same source and flags); the join checks that the
 opcodes agree instruction by instruction. Prints, per region: share of all samples, of

@@ -4,6 +4,10 @@
     python3 tools/sass_mix.py --cubin K.cubin --source cuda/gla/gla_pingpong_fused.cuh \
         [--kernel REGEX] [--json OUT.json] [--cpp OUT.hpp --cpp-name NAME]
 
+`--source` may be given more than once (a kernel whose regions lie in its .cu file and in a header
+it includes); a function's anonymous-namespace path hash is left out of its name, so that a table
+written in one checkout matches a compile in another.
+
 Regions are marked in the kernel's source with comments: a line containing `sass:NAME {` opens
 region NAME, a line containing `} sass:NAME` closes it, `sass:NAME {}` marks one line (a region
 may have several spans; one line may close one region and open another). `nvdisasm -gi` gives every instruction its chain of
