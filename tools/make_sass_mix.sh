@@ -37,9 +37,10 @@ mix projchain/projchain_activations_cubin.cubin projchain/projchain_activations.
 # gla backward's state walks: 128 threads, one warp a scheduler (two CTAs an SM share them).
 mix gla/gla_backward_cubin.cubin gla/gla_state_walk_kernel.cuh gla_state_walk_kernel \
   gla_state_walk_sass.hpp kGlaStateWalkSass
-# gla backward's chunk kernel (pipelined; the warp-specialized one runs the same phases): 8 warps,
-# two a scheduler; phase A's dA and A warps timed side by side by its sass-beside lines.
-mix gla/gla_backward_cubin.cubin gla/gla_chunk_grad_kernel.cuh gla_chunk_grad_kernel \
+# gla backward's chunk kernels (pipelined, and warp-specialized: the same phases, compiled apart):
+# 8 compute warps, two a scheduler; phase A's dA and A warps timed side by side by its sass-beside
+# lines.
+mix gla/gla_backward_cubin.cubin gla/gla_chunk_grad_kernel.cuh "gla_chunk_grad_(ws_)?kernel" \
   gla_chunk_grad_sass.hpp kGlaChunkGradSass --warps-per-scheduler all=2
 # The sequential and pipelined forward's chunk kernel: 8 warps, two a scheduler (the all.* phases
 # run by both, the out.* / state.* ones by one each, timed side by side by its sass-beside lines).

@@ -270,10 +270,13 @@ std::vector<Phase> counted_phases(const HardwareProfile& hw, const GlaKernelShap
 // between phases after them. Static counts are the busiest warps' (row block 3 in phase A, 0 in
 // dv: the triangular loops are compiled whole). Appends each phase's pipe barriers to `barriers`.
 std::optional<std::vector<Phase>> sass_phases(const HardwareProfile& hw, const GlaKernelShape& d,
-                                              std::vector<BarrierSpec>& barriers) {
+                                              std::vector<BarrierSpec>& barriers, bool warp_specialized) {
   const bool sm90 = hw.compute_capability >= 90 && hw.compute_capability < 100;
   const std::span<const SassRegionMix> table(generated::kGlaChunkGradSass);
-  const std::string part = fmt::format("gla_chunk_grad_kernelILi{}ELi{}E", d.K, d.V);
+  // Each kernel's own compile of the phases (the warp-specialized one's R_n, dq, dk chain is
+  // about 1.5x the pipelined one's at K = V = 64).
+  const std::string part = fmt::format("{}ILi{}ELi{}E", warp_specialized ? "gla_chunk_grad_ws_kernel" : "gla_chunk_grad_kernel",
+                                       d.K, d.V);
   if (!sm90 || !has_sass_region(table, part, "all.cumsum")) return std::nullopt;
   const auto region = [&](const char* r) { return sass_counts(table, part, {r}); };
   constexpr double kSchedulers = 4;
@@ -304,11 +307,11 @@ std::optional<std::vector<Phase>> sass_phases(const HardwareProfile& hw, const G
 // the stores, issued as each phase ends, not waited for (STG from registers). The phases' own
 // pipe barriers are appended to `barriers` (which holds the input groups' first).
 std::vector<Step> compute_chunk(const HardwareProfile& hw, const GlaKernelShape& d, CopyEngine engine,
-                                std::vector<BarrierSpec>& barriers,
+                                std::vector<BarrierSpec>& barriers, bool warp_specialized,
                                 const std::vector<std::pair<std::string, std::vector<Step>>>& after = {}) {
   const std::vector<InputGroup> groups = chunk_input_groups(d, engine);
   std::vector<Phase> phases;
-  if (auto sass = sass_phases(hw, d, barriers)) phases = std::move(*sass);
+  if (auto sass = sass_phases(hw, d, barriers, warp_specialized)) phases = std::move(*sass);
   else phases = counted_phases(hw, d);
   std::vector<Step> body;
   std::size_t next_group = 0;
@@ -345,7 +348,7 @@ KernelSpec chunk_grad_kernel(const HardwareProfile& hw, const GlaKernelShape& d)
     k.barriers.push_back({g.first_phase + " inputs", int(g.loads.size())});
     for (const Step& s : g.loads) r.body.push_back(issued(s, int(k.barriers.size()) - 1, 0));
   }
-  const std::vector<Step> chunk = compute_chunk(hw, d, engine, k.barriers);
+  const std::vector<Step> chunk = compute_chunk(hw, d, engine, k.barriers, false);
   r.body.insert(r.body.end(), chunk.begin(), chunk.end());
   k.roles.push_back(std::move(r));
   return k;
@@ -409,7 +412,7 @@ KernelSpec chunk_grad_ws_kernel(const HardwareProfile& hw, const GlaKernelShape&
   Role compute;
   compute.name = "compute warps";
   compute.warps = tiling::kChunkGradWarps;
-  compute.body = compute_chunk(hw, d, engine, k.barriers,
+  compute.body = compute_chunk(hw, d, engine, k.barriers, true,
                                {{"dg", {arrive(kFreeAfterDg, 0), arrive(kFreeGK, 0)}}, {"dv", {arrive(kFreeAfterDv, 0)}}});
   k.roles.push_back(std::move(compute));
   return k;
