@@ -134,6 +134,9 @@ struct HardwareProfile {
   // Whether a working set of `bytes` read more than once stays in L2 between its reads: where it
   // fits in half of L2 (the other half holds what streams through beside it).
   bool stays_in_l2(double bytes) const { return bytes <= 0.5 * l2_size_MiB * 1024 * 1024; }
+  // The share of a later kernel's reads of an intermediate that miss L2, where `bytes` were
+  // written since it (the intermediate included): none where they stay in L2, all otherwise.
+  double l2_miss_fraction(double bytes) const { return stays_in_l2(bytes) ? 0.0 : 1.0; }
   // A __syncthreads / bar.sync every warp reaches at once: measured where the profile has it,
   // else the mbarrier hand-off (sync_latency_cycles).
   double cta_barrier_cycles() const { return bar_sync_latency_cycles > 0 ? bar_sync_latency_cycles : sync_latency_cycles; }

@@ -32,11 +32,9 @@ LinrnnDims dims(const ShapeArgs& s) {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// The share of an intermediate's reads that miss L2: none where what the earlier kernels wrote
-// since (`bytes`, the intermediate included) stays in L2 (HardwareProfile::stays_in_l2, the GEMMs'
-// rule), all of them otherwise. The projection GEMM writes u, a_pre and z; the scan reads them
-// next, and three_kernel's gate kernel reads z and the h the scan wrote.
-double miss_fraction(const HardwareProfile& hw, double bytes) { return hw.stays_in_l2(bytes) ? 0.0 : 1.0; }
+// The intermediates (read back through HardwareProfile::l2_miss_fraction): the projection GEMM
+// writes u, a_pre and z; the scan reads them next, and three_kernel's gate kernel reads z and the
+// h the scan wrote.
 double projection_bytes(const LinrnnDims& d) { return double(d.B * d.T * 3 * d.dv) * 2; }
 double h_bytes(const LinrnnDims& d) { return double(d.B * d.T * d.dv) * 4; }
 
@@ -104,7 +102,7 @@ KernelSpec scan_kernel(const HardwareProfile& hw, const LinrnnDims& d, std::stri
   r.body.push_back(delay(sass("scan.fetch").cycles * ns, "load addresses and issue (SASS)"));
   for (int i = 0; i < (with_gate ? 3 : 2); ++i)
     r.body.push_back(
-        issued(load(ct * ch * 2, miss_fraction(hw, projection_bytes(d)), CopyEngine::LdSt, "load chunk"), kFull, 0));
+        issued(load(ct * ch * 2, hw.l2_miss_fraction(projection_bytes(d)), CopyEngine::LdSt, "load chunk"), kFull, 0));
   r.body.push_back(wait(kFull, 0, "chunk loaded"));
   const SassCounts gate = sass("scan.gate"), pass1 = sass("scan.pass1"), pass2 = sass("scan.pass2");
   phase(gate, warps, gate.cycles, "gates into shared memory");
@@ -133,8 +131,8 @@ KernelSpec gate_kernel(const HardwareProfile& hw, const LinrnnDims& d) {
   k.threads_per_cta = t.threads;
   k.regs_per_cta = regs_for_warps(t.threads / 32, 32);
   TileLoop loop;
-  loop.loads = {load(per_cta * 4, miss_fraction(hw, h_bytes(d)), CopyEngine::LdSt, "load h"),
-                load(per_cta * 2, miss_fraction(hw, h_bytes(d) + projection_bytes(d)), CopyEngine::LdSt, "load z")};
+  loop.loads = {load(per_cta * 4, hw.l2_miss_fraction(h_bytes(d)), CopyEngine::LdSt, "load h"),
+                load(per_cta * 2, hw.l2_miss_fraction(h_bytes(d) + projection_bytes(d)), CopyEngine::LdSt, "load z")};
   loop.compute = {run(Unit::Sfu, per_cta * 2, "silu"), run(Unit::Fma, per_cta * 3, "gate")};
   loop.stores = {store(per_cta * 2, CopyEngine::LdSt, "store y")};
   LoopSchedule sch;

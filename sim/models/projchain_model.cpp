@@ -53,15 +53,22 @@ GemmSpec gemm_spec(const HardwareProfile& hw, Variant v, std::string name, const
   return g;
 }
 
-// A copy kernel over `rows` x `cols` bf16, one read and one write of every element (the 2-d
-// slice copies where the profile has no copy-engine rate).
-KernelSpec copy_kernel(std::string name, std::int64_t rows, std::int64_t cols) {
+// A kernel over a bf16 slice of `rows` rows, one CTA per block of rows (activation_tiling()).
+KernelSpec slice_kernel(std::string name, std::int64_t rows) {
   const auto t = projchain::activation_tiling();
   KernelSpec k;
   k.name = std::move(name);
   k.ctas = (rows + t.rows_per_cta - 1) / t.rows_per_cta;
   k.threads_per_cta = t.threads;
   k.regs_per_cta = regs_for_warps(t.threads / 32, 40);
+  return k;
+}
+
+// A copy kernel over `rows` x `cols` bf16, one read and one write of every element (the 2-d
+// slice copies where the profile has no copy-engine rate).
+KernelSpec copy_kernel(std::string name, std::int64_t rows, std::int64_t cols) {
+  const auto t = projchain::activation_tiling();
+  KernelSpec k = slice_kernel(std::move(name), rows);
   const double elements = double(t.rows_per_cta) * cols;
   TileLoop loop;
   loop.loads = {load(elements * 2, 1.0, CopyEngine::LdSt, "load slice")};
@@ -84,11 +91,7 @@ enum class Activation { L2normHeads, Silu, Sigmoid };
 KernelSpec activation(const HardwareProfile& hw, std::string name, std::int64_t rows, std::int64_t cols, Activation a,
                       std::int64_t dk, double miss) {
   const auto t = projchain::activation_tiling();
-  KernelSpec k;
-  k.name = std::move(name);
-  k.ctas = (rows + t.rows_per_cta - 1) / t.rows_per_cta;
-  k.threads_per_cta = t.threads;
-  k.regs_per_cta = regs_for_warps(t.threads / 32, 40);
+  KernelSpec k = slice_kernel(std::move(name), rows);
   const double warps = t.threads / 32.0, elements = double(t.rows_per_cta) * double(cols);
   const bool norm = a == Activation::L2normHeads;
   const double passes = norm ? double(t.rows_per_cta) * double(cols / dk) / warps : elements / 2 / t.threads;
@@ -135,10 +138,10 @@ KernelSpec slice_copy(const HardwareProfile& hw, std::string name, std::int64_t 
 }
 
 // The activations after the GEMMs, whose outputs (`written` bytes) they read back: from L2
-// where those stay there (stays_in_l2, the GEMMs' rule), else from HBM.
+// where those stay there (HardwareProfile::l2_miss_fraction), else from HBM.
 std::vector<KernelSpec> activations(const HardwareProfile& hw, const ProjDims& d, double written) {
   const std::int64_t w = d.H * d.dk;
-  const double miss = hw.stays_in_l2(written) ? 0.0 : 1.0;
+  const double miss = hw.l2_miss_fraction(written);
   return {activation(hw, "projchain_l2norm_k", d.N, w, Activation::L2normHeads, d.dk, miss),
           activation(hw, "projchain_silu_g", d.N, w, Activation::Silu, d.dk, miss),
           activation(hw, "projchain_sigmoid_alpha", d.N, d.H, Activation::Sigmoid, d.dk, miss)};
