@@ -40,7 +40,8 @@ stmatrix by their matrix count), fp32 (FADD/FMUL/FFMA/...), alu (integer, conver
 move: the other FMA/ALU-pipe work), uniform (U* datapath), sync (BAR, SYNCS, fences, warpgroup
 arrive/wait), tma (bulk tensor copies), control (branches), other; `issue` is every
 instruction but NOP; `cycles` / `cycles_loaded` the in-order issue time of the region's role
-(tools/sass_timing.py) with the profile's latencies / with shared loads as slow as beside a
+(tools/sass_timing.py, from each instruction's control bits: `nvdisasm -hex` prints them as the
+top 23 bits of its second 64-bit word) with the profile's latencies / with shared loads as slow as beside a
 wgmma stream (lds_latency_beside_wgmma_cycles).
 
 A source line `sass-beside: NAME=TIMED/OTHER/...` (or `--beside NAME=TIMED/OTHER/...`) adds rows NAME and NAME.alone for code that shares its schedulers
@@ -71,6 +72,7 @@ LABEL = re.compile(r"^\s*(\.L\w+):")
 BRANCH_TARGET = re.compile(r"`\((\.L\w+)\)")
 INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)(.*?);")
 FUNC = re.compile(r"^\.text\.(\S+):")
+CONTROL_WORD = re.compile(r"^\s*/\* (0x[0-9a-f]{16}) \*/\s*$")
 PREDICATED = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+@")
 
 FP32 = {"FADD", "FMUL", "FFMA", "FMNMX", "FSETP", "FSEL", "FCHK", "FRND", "FSWZADD", "FMNMX3"}
@@ -205,7 +207,7 @@ def disassemble(cubin, source, kernel_filter, nvdisasm, hot_only=True, labels=No
     or with hot_only=False every instruction. With `labels` (a dict), also {function: {label:
     index of the instruction it precedes}}."""
     regions_by_file = read_all_regions(source)
-    text = subprocess.run([nvdisasm, "-gi", cubin], check=True, capture_output=True, text=True).stdout
+    text = subprocess.run([nvdisasm, "-gi", "-hex", cubin], check=True, capture_output=True, text=True).stdout
     result, hot_end, func, frames, pending = {}, {}, None, [], True
     for line in text.splitlines():
         m = FUNC.match(line)
@@ -229,12 +231,17 @@ def disassemble(cubin, source, kernel_filter, nvdisasm, hot_only=True, labels=No
             frames = ([] if pending else frames) + [(frame[0], int(frame[1]))]
             pending = False
             continue
+        m = CONTROL_WORD.match(line)
+        if m and result[func] and result[func][-1][4] is None:
+            # The instruction's second 64-bit word: its scheduling control bits (sass_timing.control).
+            result[func][-1] = result[func][-1][:4] + (int(m.group(1), 16) >> 41,)
+            continue
         m = INSTR.match(line)
         if not m:
             continue
         pending = True
         offset = int(re.match(r"^\s*/\*([0-9a-f]+)\*/", line).group(1), 16)
-        result[func].append((offset, m.group(1), m.group(2), region_of(frames, regions_by_file)))
+        result[func].append((offset, m.group(1), m.group(2), region_of(frames, regions_by_file), None))
         if m.group(1) == "EXIT" and not PREDICATED.match(line):
             hot_end[func] = len(result[func])
     # Past a function's last unconditional EXIT the compiler keeps its out-of-line blocks: the
@@ -250,7 +257,7 @@ def disassemble(cubin, source, kernel_filter, nvdisasm, hot_only=True, labels=No
 def attribute(cubin, source, kernel_filter, nvdisasm):
     """{function: [(offset, opcode, region), ...]} in address order, every instruction (stall
     samples land in the out-of-line blocks too)."""
-    return {func: [(offset, opcode, region) for offset, opcode, _, region in instrs]
+    return {func: [(offset, opcode, region) for offset, opcode, _, region, _ in instrs]
             for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm, hot_only=False).items()}
 
 
@@ -259,7 +266,7 @@ def loop_bodies(instrs, labels):
     span of instruction indices that lies wholly inside it; for each `.loops` region, every span
     nine tenths inside it and not inside another."""
     spans = {}
-    for j, (_, opcode, operands, region) in enumerate(instrs):
+    for j, (_, opcode, operands, region, _) in enumerate(instrs):
         target = BRANCH_TARGET.search(operands)
         kind = region.split("@")[0].rsplit(".", 1)[-1]
         if not opcode.startswith("BRA") or not target or kind not in ("loop", "loops"):
@@ -315,12 +322,12 @@ def per_pass(instrs, labels):
     it) but not all: ptxas hoists a region's loop-invariant work (e.g. address arithmetic) out of
     the loop, and debug line info still gives it to the region, though it runs once per CTA."""
     spans = []
-    for j, (_, opcode, operands, _) in enumerate(instrs):
+    for j, (_, opcode, operands, _, _) in enumerate(instrs):
         target = BRANCH_TARGET.search(operands)
         if opcode.startswith("BRA") and target and labels.get(target.group(1), j + 1) <= j:
             spans.append((labels[target.group(1)], j))
     members = {}
-    for k, (_, _, _, region) in enumerate(instrs):
+    for k, (_, _, _, region, _) in enumerate(instrs):
         members.setdefault(region, []).append(k)
     out = {}
     for region, idx in members.items():
@@ -349,12 +356,12 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
     for func, instrs in disassemble(cubin, source, kernel_filter, nvdisasm, labels=labels).items():
         result[func], clocks = {}, {}
         bodies = loop_bodies(instrs, labels.get(func, {}))
-        loops = {r for _, _, _, r in instrs if r.split("@")[0].endswith(".loop")}
+        loops = {r for _, _, _, r, _ in instrs if r.split("@")[0].endswith(".loop")}
         if loops - set(bodies):
             sys.exit(f"sass_mix: {func}: no loop body found in region(s) {', '.join(sorted(loops - set(bodies)))}")
         counted = set()  # indices of the counted instructions, for the beside rows
         in_loop = per_pass(instrs, labels.get(func, {}))
-        for index, (_, opcode, operands, region) in enumerate(instrs):
+        for index, (_, opcode, operands, region, _) in enumerate(instrs):
             if region in bodies and not any(first <= index <= last for first, last in bodies[region]):
                 continue  # a .loop(s) region counts its unrolled bodies only
             if region in in_loop and index not in in_loop[region]:
@@ -364,7 +371,7 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
                             and instrs[i][1] != "NOP") / 1024
         lat_f = dict(latencies, fetch_interval=sass_timing.fetch_interval(latencies, code_KiB)) if latencies else None
         for index in sorted(counted):
-            _, opcode, operands, region = instrs[index]
+            _, opcode, operands, region, ctrl = instrs[index]
             counts = result[func].setdefault(region, dict.fromkeys(CLASSES, 0))
             classify(opcode, operands, counts)
             if latencies:
@@ -373,7 +380,7 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
                 lat_r = latencies if region in bodies else lat_f
                 for field, lat in (("cycles", lat_r), ("cycles_loaded", sass_timing.loaded(lat_r))):
                     clock = clocks.setdefault((region, field), sass_timing.WarpClock(lat, warps))
-                    clock.issue(opcode, operands)
+                    clock.issue(opcode, operands, ctrl)
                     counts[field] = clock.cycles
         for name, groups in beside:
             missing = [r for g in groups for r in g if r not in result[func]]
@@ -383,7 +390,7 @@ def count(cubin, source, kernel_filter, nvdisasm, latencies=None, warps_per_sche
                 skipped.setdefault(name, []).append(f"{func}: {', '.join(missing)}")
                 continue
             made.add(name)
-            in_group = lambda g: [(op, ops) for i, (_, op, ops, r) in enumerate(instrs) if r in g and i in counted]
+            in_group = lambda g: [(op, ops, c) for i, (_, op, ops, r, c) in enumerate(instrs) if r in g and i in counted]
             row = dict.fromkeys(CLASSES, 0)
             for r in groups[0]:
                 for field in CLASSES:

@@ -1,8 +1,14 @@
 """In-order issue time of a role's warps on one scheduler through a sequence of SASS instructions.
 
-A warp issues its instructions in program order, and an instruction issues once the registers
-it reads are ready: a result is ready the producing instruction's latency after it issued. The
-latencies come from a hardware profile (`overlap calibrate` measures them with dependent chains):
+A warp issues its instructions in program order, as the control bits ptxas compiled into each
+one say (tools/sass_mix.py reads them from the cubin): the next instruction waits the stall
+count ptxas gave this one (which covers every fixed-latency dependence: ptxas counts those
+cycles itself, and they include the issue rate of pipes narrower than a warp), and an
+instruction waits for the scoreboards its wait mask names, each released when the
+variable-latency instruction that set it has its result (or, for a read scoreboard, has read its
+source registers, one FMA latency after issue). Without control bits (hand-made streams), an
+instruction issues once the registers it reads are ready: a result is ready the producing
+instruction's latency after it issued. The variable latencies come from a hardware profile (`overlap calibrate` measures them with dependent chains):
 FP32/integer/conversion instructions fma_latency_cycles, MUFU mufu_latency_cycles, global loads
 l2_latency_cycles (an L2 hit), shared-memory and other loads lds_latency_cycles, shuffles
 shfl_latency_cycles, mma.sync (HMMA) mma_sync_latency_cycles where measured; a barrier
@@ -126,6 +132,45 @@ def hold(opcode, lat):
     return 0.0
 
 
+def control(word):
+    """(stall, write scoreboard, read scoreboard, wait mask) from an instruction's control bits
+    (its encoding's top 23 bits, as the Volta through Hopper encodings place them): the cycles
+    ptxas makes the warp wait before issuing its next instruction, the scoreboard (0-5; 7: none)
+    released when its variable-latency result is written or its source registers have been read,
+    and the scoreboards it waits for before issuing."""
+    return word & 15, (word >> 5) & 7, (word >> 8) & 7, (word >> 11) & 63
+
+
+def waits(ctrl, sources, ready):
+    """When an instruction's inputs are ready: with its control bits, the scoreboards it waits
+    for (fixed-latency dependences are in the stall counts ptxas gave the instructions before
+    it); without, the registers it reads."""
+    if ctrl is None:
+        return [ready.get(r, 0.0) for r in sources]
+    return [ready.get(("sb", b), 0.0) for b in range(6) if control(ctrl)[3] >> b & 1]
+
+
+def gap(ctrl, opcode, lat):
+    """Cycles from an instruction's issue until its warp may issue the next: its stall count (1
+    without control bits), plus what a barrier or proxy fence holds it."""
+    return (max(1, control(ctrl)[0]) if ctrl is not None else 1) + hold(opcode, lat)
+
+
+def written(ctrl, base, dests, served, at, lat, ready):
+    """Record when an instruction's results are ready: its scoreboards with control bits (its
+    result the class latency after its shared-memory access is served, its source registers read
+    one FMA latency after issue), else each register it writes."""
+    if ctrl is None:
+        for r in dests:
+            ready[r] = served + latency(base, lat)
+        return
+    _, wr, rd, _ = control(ctrl)
+    if wr != 7:
+        ready[("sb", wr)] = max(ready.get(("sb", wr), 0.0), served + latency(base, lat))
+    if rd != 7:
+        ready[("sb", rd)] = max(ready.get(("sb", rd), 0.0), at + lat["fma"])
+
+
 def parse(opcode, operands):
     """(base opcode, registers written, registers read) of one instruction."""
     base = opcode.split(".")[0]
@@ -144,17 +189,19 @@ def parse(opcode, operands):
 
 
 class WarpClock:
-    """Feed instructions in program order; `cycles` is the time the last one issued, plus one.
-    `warps` warps of the same role on one scheduler issue each instruction in turn."""
+    """Feed instructions in program order (with their control bits where known); `cycles` is the
+    time the last one issued, plus one, plus what a final barrier holds. `warps` warps of the
+    same role on one scheduler issue each instruction in turn."""
 
     def __init__(self, lat, warps=1):
         self.lat, self.mufu_free, self.port_free = lat, 0.0, 0.0
         self.smem = SmemPort(lat)
         self.fetched = 0  # instructions of the code stream fetched so far (its warps share them)
-        self.t = [-1.0] * warps
+        self.next = [0.0] * warps  # when each warp may issue again
+        self.end = 0.0
         self.ready = [{} for _ in range(warps)]
 
-    def issue(self, opcode, operands):
+    def issue(self, opcode, operands, ctrl=None):
         base, dests, sources = parse(opcode, operands)
         if base == "NOP":
             return
@@ -162,20 +209,18 @@ class WarpClock:
         fetched_at = self.fetched * self.lat.get("fetch_interval", 0.0)
         self.fetched += 1
         for w, ready in enumerate(self.ready):
-            t = max([self.t[w] + 1, self.port_free, fetched_at] + [ready.get(r, 0.0) for r in sources])
+            t = max([self.next[w], self.port_free, fetched_at] + waits(ctrl, sources, ready))
             if base == "MUFU":
                 t = max(t, self.mufu_free)
                 self.mufu_free = t + 32.0 / self.lat["sfu_lanes_per_smsp"]
-            self.t[w], self.port_free = t, t + 1
-            served = self.smem.start(base, opcode, t)
-            for r in dests:
-                ready[r] = served + latency(base, self.lat)
-            # The warp's next instruction issues once the barrier or fence has resolved.
-            self.t[w] += hold(opcode, self.lat)
+            self.port_free = t + 1
+            written(ctrl, base, dests, self.smem.start(base, opcode, t), t, self.lat, ready)
+            self.next[w] = t + gap(ctrl, opcode, self.lat)
+            self.end = max(self.end, t + 1 + hold(opcode, self.lat))
 
     @property
     def cycles(self):
-        return max(self.t) + 1
+        return self.end
 
 
 class SchedulerShare:
@@ -190,7 +235,9 @@ class SchedulerShare:
     def __init__(self, lat, timed, warps=1, others=(), rounds=8):
         self.lat, self.rounds = lat, rounds
         codes = [timed] * warps + list(others)
-        self.codes = [[(op, parse(op, ops)) for op, ops in code if op.split(".")[0] != "NOP"] for code in codes]
+        # Instructions are (opcode, operands) or (opcode, operands, control bits).
+        self.codes = [[(i[0], parse(i[0], i[1]), i[2] if len(i) > 2 else None) for i in code
+                       if i[0].split(".")[0] != "NOP"] for code in codes]
         self.timed = warps
         if not self.codes[0]:
             raise ValueError("SchedulerShare: the timed code has no instructions")
@@ -213,21 +260,19 @@ class SchedulerShare:
                 code = codes[i]
                 if not code or (i >= self.timed and pc[i] // len(code) > pc[0] // timed_len):
                     continue  # nothing to run, or this round's code done before the timed warps' next round
-                op, (base, dests, sources) = code[pc[i] % len(code)]
-                at = max([t[i], port, pc[i] * fetch] + [ready[i].get(r, 0.0) for r in sources])
+                op, (base, dests, sources), ctrl = code[pc[i] % len(code)]
+                at = max([t[i], port, pc[i] * fetch] + waits(ctrl, sources, ready[i]))
                 if base == "MUFU":
                     at = max(at, mufu)
                 key = (at, (i - last - 1) % n)
                 if best is None or key < best[0]:
-                    best = (key, i, op, base, dests)
-            (at, _), i, op, base, dests = best
+                    best = (key, i, op, base, dests, ctrl)
+            (at, _), i, op, base, dests, ctrl = best
             if base == "MUFU":
                 mufu = at + 32.0 / lat["sfu_lanes_per_smsp"]
             port = at + 1
-            t[i] = at + 1 + hold(op, lat)
-            served = smem.start(base, op, at)
-            for r in dests:
-                ready[i][r] = served + latency(base, lat)
+            t[i] = at + gap(ctrl, op, lat)
+            written(ctrl, base, dests, smem.start(base, op, at), at, lat, ready[i])
             pc[i] += 1
             last = i
             if i < self.timed and pc[i] % timed_len == 0:

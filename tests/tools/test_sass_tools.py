@@ -30,6 +30,43 @@ def test_a_proxy_fence_holds_the_next_instruction_for_its_cost():
     assert fenced - plain == 1 + LAT["fence"]
 
 
+def ctrl(stall=1, write=7, read=7, wait=()):
+    """Control bits as ptxas encodes them (sass_timing.control decodes them)."""
+    return stall | write << 5 | read << 8 | sum(1 << b for b in wait) << 11
+
+
+def timed(*instructions, lat=LAT):
+    clock = sass_timing.WarpClock(lat)
+    for opcode, operands, bits in instructions:
+        clock.issue(opcode, operands, bits)
+    return clock.cycles
+
+
+def test_control_bits_decode_as_ptxas_writes_them():
+    # An ISETP of sm_90a code that waits for scoreboard 1 and holds its warp 13 cycles.
+    assert sass_timing.control(0x002FDA0003F25270 >> 41) == (13, 7, 7, 0b10)
+    assert sass_timing.control(ctrl(5, 2, 3, (0, 4))) == (5, 2, 3, 0b10001)
+
+
+def test_with_control_bits_the_stall_counts_space_the_chain():
+    # Independent instructions that ptxas spaced 6 cycles apart (e.g. a pipe's issue rate): the
+    # registers say nothing depends, the stall counts say when the next may go.
+    spaced = [("IMAD", f"R{i}, R20, R21, RZ", ctrl(6)) for i in range(4)]
+    assert timed(*spaced) == 3 * 6 + 1
+    assert chain(*[(op, ops) for op, ops, _ in spaced]) == 4
+
+
+def test_with_control_bits_a_variable_latency_result_is_waited_for_on_its_scoreboard():
+    # The load sets scoreboard 2; the FADD waits for it (its registers are not looked at).
+    load = ("LDS", "R1, [R40]", ctrl(1, write=2))
+    use = ("FADD", "R50, R7, R8", ctrl(1, wait=(2,)))
+    assert timed(load, use) == 1 + LAT["lds"]
+    assert timed(load, ("FADD", "R50, R1, R8", ctrl(1))) == 2  # no wait bit: no wait
+    # A store's read scoreboard frees its source registers one FMA latency after issue.
+    store = ("STS", "[R40], R1", ctrl(1, read=0))
+    assert timed(store, ("MOV", "R1, R2", ctrl(1, wait=(0,)))) == LAT["fma"] + 1
+
+
 def test_without_the_profile_fields_barriers_cost_only_their_issue_slot():
     lat = {k: v for k, v in LAT.items() if k not in ("bar", "fence")}
     assert chain(("BAR.SYNC.DEFER_BLOCKING", "0x1, 0x80"), ("FADD", "R4, R5, R6"), lat=lat) == 2
@@ -42,9 +79,9 @@ def stream(regions):
         if opcode.startswith("BRA:"):
             target = int(opcode[4:])
             labels[f".L_x_{target}"] = target
-            rows.append((i * 16, "BRA", f"`(.L_x_{target})", region))
+            rows.append((i * 16, "BRA", f"`(.L_x_{target})", region, None))
         else:
-            rows.append((i * 16, opcode, "R1, R2, R3", region))
+            rows.append((i * 16, opcode, "R1, R2, R3", region, None))
     return rows, labels
 
 

@@ -8,11 +8,11 @@
 namespace overlap::sim::generated {
 
 inline constexpr SassRegionMix kLinrnnFullFusedSass[] = {
-    {"_ZN7overlap4cuda17linrnn_full_fused17full_fused_kernelEPK13__nv_bfloat16S4_PKfPS2_Pfiiib", "(other)", {241, 0, 0, 0, 0, 0, 0, 320, 0, 174, 14, 0, 0, 16, 32, 1266.710000000001, 2100.860000000001}},
-    {"_ZN7overlap4cuda17linrnn_full_fused17full_fused_kernelEPK13__nv_bfloat16S4_PKfPS2_Pfiiib", "dot.loop", {59, 0, 0, 0, 0, 0, 3072, 0, 16, 22, 0, 0, 0, 1, 0, 217.69999999999996, 680.9600000000002}},
-    {"_ZN7overlap4cuda17linrnn_full_fused17full_fused_kernelEPK13__nv_bfloat16S4_PKfPS2_Pfiiib", "dot_l2.loop", {96, 0, 0, 0, 0, 0, 2048, 0, 16, 55, 3, 0, 0, 1, 17, 1252.6999999999998, 1484.9}},
-    {"_ZN7overlap4cuda17linrnn_full_fused17full_fused_kernelEPK13__nv_bfloat16S4_PKfPS2_Pfiiib", "step", {108, 6, 0, 0, 0, 0, 384, 128, 30, 26, 11, 2, 0, 25, 4, 452.29999999999984, 839.3000000000003}},
-    {"_ZN7overlap4cuda17linrnn_full_fused17full_fused_kernelEPK13__nv_bfloat16S4_PKfPS2_Pfiiib", "step.load_x.loop", {54, 0, 0, 0, 0, 0, 0, 2048, 0, 21, 0, 0, 0, 1, 16, 858.07, 858.07}},
+    {"_ZN7overlap4cuda17linrnn_full_fused17full_fused_kernelEPK13__nv_bfloat16S4_PKfPS2_Pfiiib", "(other)", {241, 0, 0, 0, 0, 0, 0, 320, 0, 174, 14, 0, 0, 16, 32, 1402.07, 1955.0700000000004}},
+    {"_ZN7overlap4cuda17linrnn_full_fused17full_fused_kernelEPK13__nv_bfloat16S4_PKfPS2_Pfiiib", "dot.loop", {59, 0, 0, 0, 0, 0, 3072, 0, 16, 22, 0, 0, 0, 1, 0, 226.0, 689.4}},
+    {"_ZN7overlap4cuda17linrnn_full_fused17full_fused_kernelEPK13__nv_bfloat16S4_PKfPS2_Pfiiib", "dot_l2.loop", {96, 0, 0, 0, 0, 0, 2048, 0, 16, 55, 3, 0, 0, 1, 17, 1292.21, 1514.2}},
+    {"_ZN7overlap4cuda17linrnn_full_fused17full_fused_kernelEPK13__nv_bfloat16S4_PKfPS2_Pfiiib", "step", {108, 6, 0, 0, 0, 0, 384, 128, 30, 26, 11, 2, 0, 25, 4, 610.2, 765.0}},
+    {"_ZN7overlap4cuda17linrnn_full_fused17full_fused_kernelEPK13__nv_bfloat16S4_PKfPS2_Pfiiib", "step.load_x.loop", {54, 0, 0, 0, 0, 0, 0, 2048, 0, 21, 0, 0, 0, 1, 16, 866.07, 866.07}},
 };
 
 }  // namespace overlap::sim::generated

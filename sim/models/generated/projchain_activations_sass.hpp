@@ -8,12 +8,12 @@
 namespace overlap::sim::generated {
 
 inline constexpr SassRegionMix kProjchainActivationsSass[] = {
-    {"_ZN7overlap4cuda16projchain_launch57_GLOBAL__N__24_projchain_activations_cu_029b81f618elementwise_kernelINS2_4SiluELb1EEEvNS1_5SliceET_", "(other)", {16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11, 0, 0, 1, 4, 52.35, 129.74999999999997}},
-    {"_ZN7overlap4cuda16projchain_launch57_GLOBAL__N__24_projchain_activations_cu_029b81f618elementwise_kernelINS2_4SiluELb1EEEvNS1_5SliceET_", "act.elementwise.loop", {107, 5, 0, 0, 0, 0, 0, 0, 22, 64, 0, 0, 0, 14, 2, 568.0100000000003, 568.0100000000003}},
-    {"_ZN7overlap4cuda16projchain_launch57_GLOBAL__N__24_projchain_activations_cu_029b81f618elementwise_kernelINS2_7SigmoidELb1EEEvNS1_5SliceET_", "(other)", {16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11, 0, 0, 1, 4, 52.35, 129.74999999999997}},
-    {"_ZN7overlap4cuda16projchain_launch57_GLOBAL__N__24_projchain_activations_cu_029b81f618elementwise_kernelINS2_7SigmoidELb1EEEvNS1_5SliceET_", "act.elementwise.loop", {108, 5, 0, 0, 0, 0, 0, 0, 16, 69, 0, 0, 0, 16, 2, 570.9400000000003, 570.9400000000003}},
-    {"_ZN7overlap4cuda16projchain_launch57_GLOBAL__N__24_projchain_activations_cu_029b81f619l2norm_heads_kernelILb1EEEvNS1_5SliceEi", "(other)", {40, 1, 0, 0, 0, 0, 0, 0, 0, 20, 8, 0, 0, 4, 7, 142.11999999999992, 356.9}},
-    {"_ZN7overlap4cuda16projchain_launch57_GLOBAL__N__24_projchain_activations_cu_029b81f619l2norm_heads_kernelILb1EEEvNS1_5SliceEi", "act.l2norm.loop", {144, 3, 0, 0, 0, 0, 0, 0, 33, 86, 1, 0, 0, 12, 9, 670.0800000000007, 670.0800000000007}},
+    {"_ZN7overlap4cuda16projchain_launch57_GLOBAL__N__24_projchain_activations_cu_029b81f618elementwise_kernelINS2_4SiluELb1EEEvNS1_5SliceET_", "(other)", {16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11, 0, 0, 1, 4, 54.0, 131.4}},
+    {"_ZN7overlap4cuda16projchain_launch57_GLOBAL__N__24_projchain_activations_cu_029b81f618elementwise_kernelINS2_4SiluELb1EEEvNS1_5SliceET_", "act.elementwise.loop", {107, 5, 0, 0, 0, 0, 0, 0, 22, 64, 0, 0, 0, 14, 2, 749.0699999999999, 749.0699999999999}},
+    {"_ZN7overlap4cuda16projchain_launch57_GLOBAL__N__24_projchain_activations_cu_029b81f618elementwise_kernelINS2_7SigmoidELb1EEEvNS1_5SliceET_", "(other)", {16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11, 0, 0, 1, 4, 54.0, 131.4}},
+    {"_ZN7overlap4cuda16projchain_launch57_GLOBAL__N__24_projchain_activations_cu_029b81f618elementwise_kernelINS2_7SigmoidELb1EEEvNS1_5SliceET_", "act.elementwise.loop", {108, 5, 0, 0, 0, 0, 0, 0, 16, 69, 0, 0, 0, 16, 2, 787.0699999999999, 787.0699999999999}},
+    {"_ZN7overlap4cuda16projchain_launch57_GLOBAL__N__24_projchain_activations_cu_029b81f619l2norm_heads_kernelILb1EEEvNS1_5SliceEi", "(other)", {40, 1, 0, 0, 0, 0, 0, 0, 0, 20, 8, 0, 0, 4, 7, 208.07, 413.20000000000005}},
+    {"_ZN7overlap4cuda16projchain_launch57_GLOBAL__N__24_projchain_activations_cu_029b81f619l2norm_heads_kernelILb1EEEvNS1_5SliceEi", "act.l2norm.loop", {144, 3, 0, 0, 0, 0, 0, 0, 33, 86, 1, 0, 0, 12, 9, 823.0699999999999, 823.0699999999999}},
 };
 
 }  // namespace overlap::sim::generated
