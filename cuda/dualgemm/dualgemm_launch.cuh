@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <mutex>
 #include <utility>
 
 #include "common/tensor_map.hpp"
@@ -26,9 +27,42 @@ inline cudaError_t operand_map(CUtensorMap* map, bool fp8, const void* base, lon
                             strides, box);
 }
 
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs, int PrefetchK>
+// Stream-K's partial sums and flags: one slot per SM of the largest tile (128 x 128, both
+// products, fp32) and one flag each, allocated and zeroed on a device's first stream-K launch
+// and kept. Each launch takes the next epoch, so no flag needs clearing; two stream-K launches
+// must therefore not run at the same time on one device (on two streams).
+struct StreamKWorkspace {
+  float* partials = nullptr;
+  unsigned* flags = nullptr;
+  std::atomic<unsigned> epoch{0};
+};
+
+inline cudaError_t stream_k_workspace(int device, int slots, StreamKWorkspace** out) {
+  static StreamKWorkspace by_device[64];
+  static std::mutex mutex;
+  if (device < 0 || device >= 64) return cudaErrorInvalidDevice;
+  StreamKWorkspace& w = by_device[device];
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!w.partials) {
+    constexpr std::size_t kSlotFloats = 128 * 2 * 128;
+    cudaError_t e = cudaMalloc(&w.partials, std::size_t(slots) * kSlotFloats * sizeof(float));
+    if (e == cudaSuccess) e = cudaMalloc(&w.flags, std::size_t(slots) * sizeof(unsigned));
+    if (e == cudaSuccess) e = cudaMemset(w.flags, 0, std::size_t(slots) * sizeof(unsigned));
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();  // zeroed before any stream's kernel reads them
+    if (e != cudaSuccess) {
+      cudaFree(w.partials);
+      w.partials = nullptr;
+      return e;
+    }
+  }
+  *out = &w;
+  return cudaSuccess;
+}
+
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
+          int PrefetchK, bool StreamK>
 cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
-  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
+  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, StreamK>;
   static_assert(Kn::kSmemBytes <= 227 * 1024, "shared memory over the sm_90 per-block limit");
   dualgemm_sm90::Params p{};
   // Each CTA loads its slice of the tiles its cluster shares (the whole tile without a cluster;
@@ -57,7 +91,8 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
   const long long cluster_tiles =
       (long long)p.L * ((p.tiles_m + CM - 1) / CM) * ((p.tiles_n + CN - 1) / CN);
 
-  auto kernel = dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
+  auto kernel =
+      dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, StreamK>;
   if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Kn::kSmemBytes)) != cudaSuccess)
     return e;
   cudaLaunchConfig_t config{};
@@ -87,7 +122,16 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
       if (fit < 1) return cudaErrorInvalidConfiguration;
       if (device < 64) fit_by_device[device].store(fit, std::memory_order_relaxed);
     }
-    clusters = std::min<long long>(cluster_tiles, fit);
+    // Stream-K: one CTA an SM whatever the tiles, unless there are fewer k-blocks in all.
+    clusters = std::min<long long>(StreamK ? cluster_tiles * (s.K / Kn::kBK) : cluster_tiles, fit);
+    if (StreamK) {
+      StreamKWorkspace* w = nullptr;
+      if ((e = stream_k_workspace(device, fit, &w)) != cudaSuccess) return e;
+      p.partials = w->partials;
+      p.flags = w->flags;
+      p.epoch = w->epoch.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (p.epoch == 0) p.epoch = w->epoch.fetch_add(1, std::memory_order_relaxed) + 1;  // 0: never written
+    }
   }
   config.gridDim = dim3(unsigned(clusters * Kn::kCluster));
   return cudaLaunchKernelEx(&config, kernel, p);
@@ -97,8 +141,7 @@ template <bool Fp8, std::size_t I>
 cudaError_t launch_index(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
   constexpr dualgemm::Tiling t = dualgemm::kTilings[I];
   return launch_kernel<Fp8, t.tile_m, t.tile_n, t.stages, t.warp_specialized, t.tma_store, t.cluster_m, t.cluster_n,
-                       t.eager_release, t.paired_loads,
-                       t.prefetch_k>(a, s, stream);
+                       t.eager_release, t.paired_loads, t.prefetch_k, t.stream_k>(a, s, stream);
 }
 
 template <bool Fp8, std::size_t... I>
