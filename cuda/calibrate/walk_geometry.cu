@@ -1,0 +1,149 @@
+// An experiment, not a calibration: what sets the rate at which one SM's TMA walks ONE tensor
+// along K, as a GEMM's k-loop reads an operand tile (calibrate's `tma_walk_stream_GBps`,
+// 47.8 GB/s per SM on the H100 for 128 x 128-byte boxes of rows 7168 bytes apart, three such
+// tensors 117.9). If the rate is set by the rows' stride in memory (L2 slices or DRAM
+// channels), a padded layout would beat it; if by the rows a box holds, a shorter box would
+// move fewer bytes per second at the same rows per second; if by bytes, neither matters.
+//
+//   tma_walk_geometry [repeats]
+//
+// Every SM runs one CTA walking L2-resident tensors (1280 rows each, read by the warm-up runs): load i of CTA b is box (i mod boxes_per_row) of row block (b + (i div
+// boxes_per_row) x grid) mod blocks, through a ring of 4 stages released as soon as they land.
+// Prints one CSV row per geometry: tensors, row stride, box rows, box bytes a row, swizzle,
+// whether the CTAs sharing a row block start at different boxes of it, GB/s per SM, box rows per
+// ns per SM.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "calibrate/median_time.hpp"
+#include "common/sm90_ptx.cuh"
+#include "common/tensor_map.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device_buffer.hpp"
+
+namespace {
+
+using namespace overlap::cuda::sm90;
+using overlap::gpu::DeviceBuffer;
+
+constexpr int kStages = 4;
+constexpr int kMaxTensors = 3;
+constexpr int kLoadsPerCta = 512;
+
+struct Maps {
+  CUtensorMap map[kMaxTensors];
+};
+
+struct Geometry {
+  int tensors, stride, box_rows, box_row_bytes;
+  CUtensorMapSwizzle swizzle;
+  bool staggered = false;  // CTA b starts its walk of a row block b x 7 boxes along (mod the row)
+};
+
+__global__ void __launch_bounds__(64, 1)
+    walk(const __grid_constant__ Maps maps, int tensors, int box_bytes, int box_rows, int box_row_bytes,
+         int boxes_per_row, int blocks, int stagger) {
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* ring = aligned_smem(smem_raw);
+  const int stage_bytes = tensors * box_bytes;
+  auto* full = reinterpret_cast<std::uint64_t*>(ring + kStages * stage_bytes);
+  std::uint64_t* empty = full + kStages;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], 1);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < kLoadsPerCta; ++i) {
+      const int s = i % kStages;
+      mbar_wait(&empty[s], ((i / kStages) & 1) ^ 1);
+      mbar_arrive_expect_tx(&full[s], stage_bytes);
+      const int block = int((blockIdx.x + static_cast<long long>(i / boxes_per_row) * gridDim.x) % blocks);
+      for (int j = 0; j < tensors; ++j)
+        tma_load_4d(ring + s * stage_bytes + j * box_bytes, &maps.map[j], &full[s],
+                    int((i + static_cast<long long>(blockIdx.x) * stagger) % boxes_per_row) * box_row_bytes,
+                    block * box_rows, 0, 0);
+    }
+  } else if (threadIdx.x == 32) {
+    for (int i = 0; i < kLoadsPerCta; ++i) {
+      const int s = i % kStages;
+      mbar_wait(&full[s], (i / kStages) & 1);
+      mbar_arrive(&empty[s]);
+    }
+  }
+}
+
+const char* swizzle_name(CUtensorMapSwizzle s) {
+  return s == CU_TENSOR_MAP_SWIZZLE_128B ? "128B" : s == CU_TENSOR_MAP_SWIZZLE_64B ? "64B" : "none";
+}
+
+void run(const Geometry& g, int sms, int repeats) {
+  // 1280 rows (10 blocks of 128) of every stride: as many CTAs share each block at every geometry.
+  constexpr int kRows = 1280;
+  const std::size_t tensor_bytes = std::size_t(kRows) * g.stride;
+  const int row_bytes = std::min(7168, g.stride);  // the walked width of a row (K = 7168 in fp8)
+  const int rows = kRows, blocks = kRows / g.box_rows;
+  const int boxes_per_row = row_bytes / g.box_row_bytes;
+  const int box_bytes = g.box_rows * g.box_row_bytes;
+  DeviceBuffer bufs[kMaxTensors] = {DeviceBuffer(tensor_bytes), DeviceBuffer(tensor_bytes), DeviceBuffer(tensor_bytes)};
+  Maps maps{};
+  for (int j = 0; j < g.tensors; ++j) {
+    OVERLAP_CUDA_CHECK(cudaMemset(bufs[j].get(), 0x3c, tensor_bytes));
+    const cuuint64_t dims[4] = {cuuint64_t(row_bytes), cuuint64_t(rows), 1, 1};
+    const cuuint64_t strides[3] = {cuuint64_t(g.stride), tensor_bytes, tensor_bytes};
+    const cuuint32_t box[4] = {cuuint32_t(g.box_row_bytes), cuuint32_t(g.box_rows), 1, 1};
+    OVERLAP_CUDA_CHECK(overlap::cuda::make_tensor_map_4d(&maps.map[j], CU_TENSOR_MAP_DATA_TYPE_UINT8, bufs[j].get(),
+                                                         dims, strides, box, g.swizzle));
+  }
+  const int smem = 1024 + kStages * g.tensors * box_bytes + 2 * kStages * 8;
+  OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(walk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  const double us = overlap::gpu::median_us(
+      [&](cudaStream_t s) {
+        walk<<<sms, 64, smem, s>>>(maps, g.tensors, box_bytes, g.box_rows, g.box_row_bytes, boxes_per_row, blocks,
+                                   g.staggered ? 7 : 0);
+      },
+      repeats, false);
+  OVERLAP_CUDA_CHECK(cudaGetLastError());
+  OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
+  const double per_sm_bytes = double(kLoadsPerCta) * g.tensors * box_bytes;
+  std::printf("%d,%d,%d,%d,%s,%d,%.1f,%.3f\n", g.tensors, g.stride, g.box_rows, g.box_row_bytes,
+              swizzle_name(g.swizzle), int(g.staggered), per_sm_bytes / (us * 1e3), double(kLoadsPerCta) * g.tensors * g.box_rows / (us * 1e3));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int repeats = argc > 1 ? std::atoi(argv[1]) : 10;
+  int sms = 0;
+  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const auto sw128 = CU_TENSOR_MAP_SWIZZLE_128B;
+  const std::vector<Geometry> geometries = {
+      // calibrate's walk (one tensor, then three), then the row stride alone
+      {1, 7168, 128, 128, sw128}, {3, 7168, 128, 128, sw128}, {1, 8192, 128, 128, sw128},
+      {1, 7296, 128, 128, sw128}, {1, 7680, 128, 128, sw128}, {1, 4096, 128, 128, sw128},
+      {1, 16384, 128, 128, sw128}, {1, 14336, 128, 128, sw128},
+      // the rows a box holds, then its bytes a row
+      {1, 7168, 64, 128, sw128}, {1, 7168, 256, 128, sw128}, {1, 7168, 32, 128, sw128},
+      {1, 7168, 128, 64, CU_TENSOR_MAP_SWIZZLE_64B}, {1, 7168, 128, 256, CU_TENSOR_MAP_SWIZZLE_NONE},
+      {1, 7168, 64, 256, CU_TENSOR_MAP_SWIZZLE_NONE}, {1, 7168, 128, 128, CU_TENSOR_MAP_SWIZZLE_NONE},
+      // two tensors' 64-row boxes (a 64-row tile's A and one B) against one tensor's 128
+      {2, 7168, 64, 128, sw128}, {3, 7168, 64, 128, sw128},
+      // the CTAs that share a row block (13 of them here, as 48 CTAs share an A tile at M = 256,
+      // N = 3072) reading different boxes of it at once rather than the same one
+      {1, 7168, 128, 128, sw128, true}, {3, 7168, 128, 128, sw128, true}, {3, 7168, 64, 128, sw128, true},
+      {1, 7168, 64, 128, sw128, true}, {1, 7168, 256, 128, sw128, true},
+  };
+  std::printf("# tma_walk_geometry: %d CTAs, one an SM, %d loads each, %d stages, L2-resident tensors\n", sms,
+              kLoadsPerCta, kStages);
+  std::printf("tensors,row_stride_bytes,box_rows,box_row_bytes,swizzle,staggered,GBps_per_sm,box_rows_per_ns_per_sm\n");
+  for (const Geometry& g : geometries) run(g, sms, repeats);
+  return 0;
+}
