@@ -66,10 +66,14 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   if (g.stream_k) {
     OVERLAP_REQUIRE(g.persistent && g.cluster_size == 1, "gemm '{}': stream-K is a persistent kernel without clusters",
                     g.name);
+    // One group of CTAs per row of tiles (as the kernel: the CTAs sharing a B tile then read its
+    // k-blocks together), each CTA an even share of its row's k-blocks.
     const std::int64_t resident = resident_ctas(hw, occ.ctas_per_sm, 1);
-    k.ctas = std::min(resident, out_tiles * kt);
-    sk_iterations = ceil_div(out_tiles * kt, k.ctas);
-    sk_epilogues = ceil_div(out_tiles, k.ctas);
+    const std::int64_t row_blocks = g.batch * nt * kt;
+    const std::int64_t group = std::max<std::int64_t>(1, std::min(resident / mt, row_blocks));
+    k.ctas = group * mt;
+    sk_iterations = ceil_div(row_blocks, group);
+    sk_epilogues = ceil_div(g.batch * nt, group);
   } else if (g.persistent) {
     // Clusters may leave SMs idle (resident_ctas). Up to one tile per SM, the tiles past the
     // resident ones are a second round that only a few CTAs walk: charged as simulate_kernel's
@@ -140,7 +144,7 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
     s.phase = epilogue_every - 1;
     return s;
   };
-  if (g.stream_k && (out_tiles * kt) % k.ctas != 0) {
+  if (g.stream_k && (g.batch * nt * kt) % (k.ctas / mt) != 0) {
     // A tile that CTAs share: each CTA but the one with its first k-block writes its partial
     // sums to L2 and flags them after a fence; that one waits for the flags (an L2 round trip)
     // and reads the sums back. The writes come after each CTA's first piece, whose length differs

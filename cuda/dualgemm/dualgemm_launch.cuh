@@ -122,9 +122,14 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
       if (fit < 1) return cudaErrorInvalidConfiguration;
       if (device < 64) fit_by_device[device].store(fit, std::memory_order_relaxed);
     }
-    // Stream-K: one CTA an SM whatever the tiles, unless there are fewer k-blocks in all.
-    clusters = std::min<long long>(StreamK ? cluster_tiles * (s.K / Kn::kBK) : cluster_tiles, fit);
+    clusters = std::min<long long>(cluster_tiles, fit);
     if (StreamK) {
+      // One group of CTAs per row of tiles, as many as fit (one an SM) and have k-blocks to take;
+      // with more rows than SMs, one CTA a row (its range then holds whole tiles only, so no CTA
+      // waits for another that may not be resident).
+      const long long row_blocks = (long long)p.L * p.tiles_n * (s.K / Kn::kBK);
+      const long long group = std::max<long long>(1, std::min<long long>(fit / p.tiles_m, row_blocks));
+      clusters = group * p.tiles_m;
       StreamKWorkspace* w = nullptr;
       if ((e = stream_k_workspace(device, fit, &w)) != cudaSuccess) return e;
       p.partials = w->partials;

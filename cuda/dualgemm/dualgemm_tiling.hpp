@@ -51,9 +51,9 @@ struct Tiling {
   // producer asks L2 to fetch the B1/B2 boxes of the k-block this far ahead, so that more of the
   // operand is on its way from DRAM than the shared-memory ring holds, and the ring's loads hit L2.
   int prefetch_k = 0;
-  // Stream-K (warp-specialized, no cluster): the k-blocks of all output tiles, concatenated
-  // tile by tile, are split evenly over one CTA an SM, so that a shape with fewer tiles than SMs
-  // still keeps every SM busy. A tile whose k-blocks two or more CTAs share is finished by the
+  // Stream-K (warp-specialized, no cluster): per row of output tiles, the k-blocks of the row's
+  // tiles, concatenated tile by tile, are split evenly over a group of CTAs (the SMs shared among
+  // the rows), so that a shape with fewer tiles than SMs still keeps every SM busy. A tile whose k-blocks two or more CTAs share is finished by the
   // one that has its first k-block (it reaches that k-block last of its range: its peers' pieces
   // are their first); each peer writes its fp32 partial sums to global memory (L2) and flags them.
   bool stream_k = false;
