@@ -60,21 +60,7 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   const Occupancy occ = occupancy(hw, k);
   const std::int64_t slots = std::int64_t(hw.sm_count) * occ.ctas_per_sm;
   std::int64_t tiles_per_cta = 1;
-  // Stream-K: k-block iterations of this CTA (all CTAs alike: the busiest has the ceiling) and
-  // output tiles it finishes; 0 otherwise.
-  std::int64_t sk_iterations = 0, sk_epilogues = 0;
-  if (g.stream_k) {
-    OVERLAP_REQUIRE(g.persistent && g.cluster_size == 1, "gemm '{}': stream-K is a persistent kernel without clusters",
-                    g.name);
-    // One group of CTAs per row of tiles (as the kernel: the CTAs sharing a B tile then read its
-    // k-blocks together), each CTA an even share of its row's k-blocks.
-    const std::int64_t resident = resident_ctas(hw, occ.ctas_per_sm, 1);
-    const std::int64_t row_blocks = g.batch * nt * kt;
-    const std::int64_t group = std::max<std::int64_t>(1, std::min(resident / mt, row_blocks));
-    k.ctas = group * mt;
-    sk_iterations = ceil_div(row_blocks, group);
-    sk_epilogues = ceil_div(g.batch * nt, group);
-  } else if (g.persistent) {
+  if (g.persistent) {
     // Clusters may leave SMs idle (resident_ctas). Up to one tile per SM, the tiles past the
     // resident ones are a second round that only a few CTAs walk: charged as simulate_kernel's
     // tail wave. Beyond that, every resident CTA walks ceil(tiles / resident) tiles and the
@@ -82,8 +68,7 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
     k.ctas = out_tiles <= slots ? out_tiles : resident_ctas(hw, occ.ctas_per_sm, g.cluster_size);
     tiles_per_cta = ceil_div(out_tiles, k.ctas);
   }
-  const std::int64_t iterations = g.stream_k ? sk_iterations : tiles_per_cta * kt;
-  OVERLAP_REQUIRE(iterations < (1 << 30), "gemm '{}': too many k-iterations per CTA", g.name);
+  OVERLAP_REQUIRE(tiles_per_cta * kt < (1 << 30), "gemm '{}': too many k-iterations per CTA", g.name);
 
   // L2 reuse: the output tiles resident at once form a near-square rectangle (the swizzled
   // rasterisation of CUTLASS / cuBLAS); an operand tile is fetched from HBM once per rectangle
@@ -101,7 +86,7 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   const CopyEngine engine = hw.copy_engine;
   const TensorPath path = hw.has_wgmma() ? TensorPath::Warpgroup : TensorPath::WarpMma;
   TileLoop loop;
-  loop.tiles = int(iterations);
+  loop.tiles = int(tiles_per_cta * kt);
   Step a_load = load(double(g.tile_m) * g.tile_k * g.a_bytes_per_element, 1.0 / a_reuse, engine, "load A");
   a_load.k_walk = true;
   if (g.a_multicast > 1) a_load.l2_fraction = 1.0 / g.a_multicast;
@@ -136,29 +121,11 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
     loop.compute.push_back(delay(hw.cta_barrier_cycles() * hw.cycle_ns(), "is the stage in? (named barrier)"));
   loop.compute.push_back(mma(2.0 * g.tile_m * g.tile_n * g.tile_k * g.b_operands, g.precision, path, "mma"));
   const double elements = double(g.tile_m) * g.tile_n;
-  // The epilogue's k-block: the last of each output tile, or stream-K's last of each share of
-  // the CTA's iterations that finishes a tile.
-  const int epilogue_every = g.stream_k ? int(ceil_div(sk_iterations, sk_epilogues)) : int(kt);
   const auto per_output_tile = [&](Step s) {
-    s.every = epilogue_every;
-    s.phase = epilogue_every - 1;
+    s.every = int(kt);
+    s.phase = int(kt - 1);
     return s;
   };
-  if (g.stream_k && (g.batch * nt * kt) % (k.ctas / mt) != 0) {
-    // A tile that CTAs share: each CTA but the one with its first k-block writes its partial
-    // sums to L2 and flags them after a fence; that one waits for the flags (an L2 round trip)
-    // and reads the sums back. The writes come after each CTA's first piece, whose length differs
-    // from CTA to CTA by construction (the ranges cut the tiles at every offset), so few SMs
-    // write at once: a write is charged at its SM's own port, not a share of every SM storing.
-    // The reads come at the end of every CTA's range, all at about the same time: a share of L2.
-    const double partial = elements * g.b_operands * 4;
-    Step out = store(partial, engine, "store partial sums");
-    out.hbm_fraction = 0;
-    out.l2_fraction = 0;
-    loop.output.push_back(per_output_tile(out));
-    loop.output.push_back(per_output_tile(delay(hw.l2_latency_cycles * hw.cycle_ns(), "flag (L2 round trip)")));
-    loop.output.push_back(per_output_tile(load(partial, 0.0, CopyEngine::LdSt, "read partial sums")));
-  }
   loop.output.push_back(per_output_tile(run(Unit::Fma, elements * g.epilogue_fma_per_element, "epilogue")));
   if (g.epilogue_sfu_per_element > 0)
     loop.output.push_back(per_output_tile(run(Unit::Sfu, elements * g.epilogue_sfu_per_element, "epilogue exp")));
@@ -175,7 +142,7 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
 
   LoopSchedule sch;
   sch.stages = g.stages;
-  sch.run_length = epilogue_every;
+  sch.run_length = int(kt);
   if (g.warp_specialized) {
     sch.kind = LoopSchedule::Kind::WarpSpecialized;
     sch.consumer_warpgroups = std::max(1, g.consumer_warps / 4);

@@ -38,11 +38,6 @@ struct GemmSpec {
   // B tiles prefetched into L2 this many k-blocks ahead by the producer (0: none): the B loads
   // into shared memory then hit L2, and the prefetches draw the HBM bytes.
   int l2_prefetch_k = 0;
-  // Stream-K (persistent): per row of tiles, a group of the resident CTAs splits the k-blocks of
-  // the row's tiles, tile by tile, evenly among them. A tile shared by several CTAs is finished by the one with its first k-block,
-  // after the others have written their fp32 partial sums (tile_m x tile_n x b_operands) to L2
-  // and set a flag; it reads them back before its epilogue.
-  bool stream_k = false;
   // An epilogue warpgroup of its own (cuda/common/sm90_handoff_gemm.cuh): the consumers copy
   // each finished tile to shared memory (handoff_bytes_per_element) and go on; the epilogue
   // work and the stores run in that warpgroup, under the next tile's mainloop.

@@ -285,11 +285,6 @@ void dualgemm_section(Doc& d) {
                  "tile128x64_stages6_ws_pairs", "", shape_for(mnk));
     d.hypothesis("B prefetched into L2 8 k-blocks ahead (128x64, 6 stages, TMA store)", "dualgemm",
                  "tile128x64_stages6_ws_tmastore", "tile128x64_stages6_ws_tmastore_pf8", "", shape_for(mnk));
-    d.hypothesis("Stream-K: every tile's k-blocks split over one CTA an SM (128x128, 4 stages, TMA store)",
-                 "dualgemm", "tile128x128_stages4_ws_tmastore", "tile128x128_stages4_ws_tmastore_sk", "",
-                 shape_for(mnk));
-    d.hypothesis("Stream-K (128x64, 6 stages, TMA store)", "dualgemm", "tile128x64_stages6_ws_tmastore",
-                 "tile128x64_stages6_ws_tmastore_sk", "", shape_for(mnk));
   }
 }
 

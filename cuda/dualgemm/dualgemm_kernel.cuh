@@ -25,19 +25,6 @@
 //             every CTA counts all the bytes, and a consumer warpgroup releases a stage to
 //             every producer that writes into it (its row and its column), so each producer's
 //             empty barrier counts 2 x (CM + CN - 1) arrivals.
-//   stream-K  (WS only, no cluster) the grid is tiles_m groups of G CTAs, one group per row of
-//             tiles; CTA j of a group takes k-block iterations [T j / G, T (j+1) / G) of the
-//             T = tiles_n x L x k_blocks of its row's tiles' k-loops in tile order, so the CTAs
-//             that share a B tile (one per row) read its k-blocks at the same time, as the
-//             whole-tile kernels' CTAs do (a single range over all tiles had them at different
-//             k-blocks: B read from DRAM once per row, 1.9x slower at 512 x 3072 x 7168 bf16).
-//             A CTA's first piece may be a tile's last k-blocks, its last piece a tile's first ones. A piece that
-//             does not start at k-block 0 leaves its fp32 sums in the CTA's slot of `partials`
-//             (each float4 of a thread where the warp's 32 make 512 contiguous bytes) and sets
-//             its flag to this launch's epoch; the CTA with the tile's k-block 0, which reaches
-//             it at the end of its range, waits for the flags of the CTAs after it that share the
-//             tile, adds their sums and runs the epilogue. A CTA's only non-first piece is its
-//             first, which waits for nothing: all G CTAs are resident, so no wait is circular.
 //   epilogue  scales (fp8), silu(x1) * x2 in fp32, fp16. Direct: each thread stores its
 //             fragment's pairs. TMA store: each warpgroup writes its 64-row part to swizzled
 //             shared memory and one thread stores it by TMA, asynchronously; the buffer is
@@ -98,26 +85,12 @@ struct Params {
   const float* b2_scale;
   int M, N, K, L;
   int tiles_m, tiles_n;
-  float* partials;   // stream-K: one BM x 2 BN fp32 slot per CTA
-  unsigned* flags;   // stream-K: per CTA, the epoch of the launch whose partial its slot holds
-  unsigned epoch;    // stream-K: this launch's (never 0: the flags start at 0)
 };
 
-// Stream-K's hand-off of partial sums between CTAs, through L2.
-__device__ __forceinline__ void store_release_gpu(unsigned* p, unsigned v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned load_acquire_gpu(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, bool StreamK>
+          int PrefetchK>
 struct Kernel {
-  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK,
-                                            StreamK};
+  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK};
   static constexpr int kCluster = CM * CN;
   static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
@@ -151,10 +124,6 @@ struct Kernel {
   static_assert(!Pairs || (WS && Stages > 1), "paired loads need the producer warpgroup and two stages");
   static_assert(PrefetchK == 0 || (WS && CM * CN == 1 && BM == 128),
                 "L2 prefetch: warp-specialized 128-row tiles, no cluster");
-  static_assert(!StreamK || (WS && kCluster == 1 && !Eager && !Pairs && PrefetchK == 0 && BM == 128),
-                "stream-K: the persistent producer warpgroup, 128-row tiles, none of the other options");
-  static constexpr int kPartialFloats = BM * 2 * BN;  // a stream-K slot: both products' sums
-  static constexpr int kStreamKBarrier = 3;           // named barrier of the 256 consumer threads
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
@@ -171,11 +140,11 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, bool StreamK>
+          int PrefetchK>
 __global__ void __launch_bounds__(
-    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, StreamK>::kThreads, 1)
+    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, StreamK>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
   extern __shared__ unsigned char smem_raw[];
@@ -218,24 +187,6 @@ __global__ void __launch_bounds__(
     m0 = ((ct % ctiles_m) * CM + cm) * BM;
     n0 = ((ct / ctiles_m % ctiles_n) * CN + cn) * BN;
     l = ct / (ctiles_m * ctiles_n);
-  };
-  // This CTA's work, piece by piece: fn(cluster tile, first k-block, end k-block). Whole tiles
-  // (cluster_id, + clusters, ... ; one tile without the producer warpgroup), or stream-K's range.
-  // Stream-K: this CTA's row of tiles, its place j in the row's group of G, and the row's T.
-  const int sk_group = StreamK ? int(gridDim.x) / p.tiles_m : 1;
-  const int sk_row = int(blockIdx.x) / sk_group, sk_j = int(blockIdx.x) % sk_group;
-  const long long sk_total = (long long)p.L * p.tiles_n * k_blocks;
-  auto for_each_piece = [&](auto&& fn) {
-    if constexpr (StreamK) {
-      const long long first = sk_total * sk_j / sk_group, last = sk_total * (sk_j + 1) / sk_group;
-      for (long long i = first; i < last;) {
-        const int kb0 = int(i % k_blocks), kb1 = int(kb0 + (last - i) < k_blocks ? kb0 + (last - i) : k_blocks);
-        fn(sk_row + p.tiles_m * int(i / k_blocks), kb0, kb1);  // tile_coords: m fastest
-        i += kb1 - kb0;
-      }
-    } else {
-      for (int ct = cluster_id; ct < cluster_tiles; ct += WS ? clusters : cluster_tiles) fn(ct, 0, k_blocks);
-    }
   };
   // Load number `it` of this CTA (k-block kb of its tile) into its stage: its slices of the
   // shared tiles, multicast to the CTAs that share them.
@@ -298,10 +249,10 @@ __global__ void __launch_bounds__(
     setmaxnreg_dec<dualgemm::Tiling::kProducerRegs>();
     if (tid == Kn::kConsumerThreads) {
       int it = 0;
-      for_each_piece([&](int ct, int kb0, int kb1) {
+      for (int ct = cluster_id; ct < cluster_tiles; ct += clusters) {
         int m0, n0, l;
         tile_coords(ct, m0, n0, l);
-        for (int kb = kb0; kb < kb1; ++kb, ++it) {
+        for (int kb = 0; kb < k_blocks; ++kb, ++it) {
           // Paired: the next stage must be free too (stages free in order), so that k-blocks kb
           // and kb + 1 are loaded back to back.
           if (Pairs && kb % 2 == 0 && kb + 1 < k_blocks)
@@ -309,7 +260,7 @@ __global__ void __launch_bounds__(
           mbar_wait(&empty[it % Stages], ((it / Stages) & 1) ^ 1);
           issue_load(it, m0, n0, l, kb);
         }
-      });
+      }
     }
   } else {
     // ---- consumer warpgroups ----
@@ -323,7 +274,7 @@ __global__ void __launch_bounds__(
     // previous one; with a single stage, this one.
     constexpr int kInFlight = Stages > 1 ? 1 : 0;
     int it = 0;
-    for_each_piece([&](int ct, int kb0, int kb1) {
+    for (int ct = cluster_id; ct < cluster_tiles; ct += WS ? clusters : cluster_tiles) {
       int m0, n0, l;
       tile_coords(ct, m0, n0, l);
       if (!WS && tid == 0)
@@ -333,12 +284,12 @@ __global__ void __launch_bounds__(
       // the first is register i + kAcc of the second. Overwritten by the first k-step (scale-d 0).
       float acc[2 * kAcc] = {};
       bool freed = false;  // eager: the previous k-block's stage is already free
-      for (int kb = kb0; kb < kb1; ++kb) {
-        const int cur = it + kb - kb0, s = cur % Stages;
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        const int cur = it + kb, s = cur % Stages;
         if constexpr (Eager) {
           // The warpgroup agrees (one barrier) whether any thread still sees this stage loading;
           // wgmma_wait must be reached by all of its threads or none.
-          freed = kb > kb0 && named_sync_or(1 + wg, 128, !mbar_test(&full[s], (cur / Stages) & 1));
+          freed = kb > 0 && named_sync_or(1 + wg, 128, !mbar_test(&full[s], (cur / Stages) & 1));
           if (freed) {
             wgmma_wait<0>();
             fence_regs(acc);
@@ -353,15 +304,15 @@ __global__ void __launch_bounds__(
 #pragma unroll
         for (int ks = 0; ks < Kn::kKSteps; ++ks) {
           // 32 bytes along K per step: +2 in the descriptor's 16-byte address units.
-          const bool accumulate = kb > kb0 || ks > 0;
+          const bool accumulate = kb > 0 || ks > 0;
           mma<Fp8, 2 * kWN>(da + 2 * ks, db + 2 * ks, acc, accumulate);
         }
         wgmma_commit();
         wgmma_wait<kInFlight>();
         fence_regs(acc);
         const int done = kb - kInFlight;  // this k-block's stage is free again
-        if (done >= kb0 && !freed) {
-          const int r = it + done - kb0;
+        if (done >= 0 && !freed) {
+          const int r = it + done;
           if (t128 == 0) release(r % Stages);
           if (!WS && tid == 0 && done + Stages < k_blocks) {
             mbar_wait(&empty[r % Stages], (r / Stages) & 1);
@@ -371,47 +322,11 @@ __global__ void __launch_bounds__(
       }
       wgmma_wait<0>();
       fence_regs(acc);
-      if (kInFlight && kb1 > kb0) {
-        const int r = it + kb1 - kb0 - 1;
+      if (kInFlight && k_blocks > 0) {
+        const int r = it + k_blocks - 1;
         if (t128 == 0) release(r % Stages);
       }
-      it += kb1 - kb0;
-
-      if constexpr (StreamK) {
-        float4* const slots = reinterpret_cast<float4*>(p.partials);
-        constexpr int kVecs = 2 * kAcc / 4;  // this thread's float4s of sums
-        if (kb0 > 0) {
-          // Not the tile's first k-blocks: leave the sums to the CTA that has them.
-          float4* slot = slots + std::size_t(blockIdx.x) * (Kn::kPartialFloats / 4);
-#pragma unroll
-          for (int v = 0; v < kVecs; ++v)
-            __stcg(slot + v * Kn::kConsumerThreads + tid,
-                   make_float4(acc[4 * v], acc[4 * v + 1], acc[4 * v + 2], acc[4 * v + 3]));
-          named_sync(Kn::kStreamKBarrier, Kn::kConsumerThreads);
-          if (tid == 0) {
-            __threadfence();
-            store_release_gpu(p.flags + blockIdx.x, p.epoch);
-          }
-          return;
-        }
-        // The tile's first k-blocks: add the sums of the CTAs after this one in its group that
-        // share the tile, up to the one whose range (CTA j starts at floor(T j / G)) holds its
-        // last k-block.
-        const long long end = (long long)(ct / p.tiles_m + 1) * k_blocks;
-        const int last = int(blockIdx.x) - sk_j + int((end * sk_group + sk_total - 1) / sk_total - 1);
-        for (int w = int(blockIdx.x) + 1; w <= last; ++w) {
-          if (tid == 0)
-            while (load_acquire_gpu(p.flags + w) != p.epoch) {
-            }
-          named_sync(Kn::kStreamKBarrier, Kn::kConsumerThreads);
-          const float4* slot = slots + std::size_t(w) * (Kn::kPartialFloats / 4);
-#pragma unroll
-          for (int v = 0; v < kVecs; ++v) {
-            const float4 x = __ldcg(slot + v * Kn::kConsumerThreads + tid);
-            acc[4 * v] += x.x, acc[4 * v + 1] += x.y, acc[4 * v + 2] += x.z, acc[4 * v + 3] += x.w;
-          }
-        }
-      }
+      it += k_blocks;
 
       // ---- epilogue ----
       // Fragment of a 64 x N wgmma accumulator: register 4j + 2h + e holds row
@@ -478,7 +393,7 @@ __global__ void __launch_bounds__(
           bulk_commit();
         }
       }
-    });
+    }
     if constexpr (TmaStore) {
       if (t128 == 0) bulk_wait_all();
     }

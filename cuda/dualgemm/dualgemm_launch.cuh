@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
-#include <mutex>
 #include <utility>
 
 #include "common/tensor_map.hpp"
@@ -27,42 +26,9 @@ inline cudaError_t operand_map(CUtensorMap* map, bool fp8, const void* base, lon
                             strides, box);
 }
 
-// Stream-K's partial sums and flags: one slot per SM of the largest tile (128 x 128, both
-// products, fp32) and one flag each, allocated and zeroed on a device's first stream-K launch
-// and kept. Each launch takes the next epoch, so no flag needs clearing; two stream-K launches
-// must therefore not run at the same time on one device (on two streams).
-struct StreamKWorkspace {
-  float* partials = nullptr;
-  unsigned* flags = nullptr;
-  std::atomic<unsigned> epoch{0};
-};
-
-inline cudaError_t stream_k_workspace(int device, int slots, StreamKWorkspace** out) {
-  static StreamKWorkspace by_device[64];
-  static std::mutex mutex;
-  if (device < 0 || device >= 64) return cudaErrorInvalidDevice;
-  StreamKWorkspace& w = by_device[device];
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!w.partials) {
-    constexpr std::size_t kSlotFloats = 128 * 2 * 128;
-    cudaError_t e = cudaMalloc(&w.partials, std::size_t(slots) * kSlotFloats * sizeof(float));
-    if (e == cudaSuccess) e = cudaMalloc(&w.flags, std::size_t(slots) * sizeof(unsigned));
-    if (e == cudaSuccess) e = cudaMemset(w.flags, 0, std::size_t(slots) * sizeof(unsigned));
-    if (e == cudaSuccess) e = cudaDeviceSynchronize();  // zeroed before any stream's kernel reads them
-    if (e != cudaSuccess) {
-      cudaFree(w.partials);
-      w.partials = nullptr;
-      return e;
-    }
-  }
-  *out = &w;
-  return cudaSuccess;
-}
-
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, bool StreamK>
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs, int PrefetchK>
 cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
-  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, StreamK>;
+  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
   static_assert(Kn::kSmemBytes <= 227 * 1024, "shared memory over the sm_90 per-block limit");
   dualgemm_sm90::Params p{};
   // Each CTA loads its slice of the tiles its cluster shares (the whole tile without a cluster;
@@ -91,8 +57,7 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
   const long long cluster_tiles =
       (long long)p.L * ((p.tiles_m + CM - 1) / CM) * ((p.tiles_n + CN - 1) / CN);
 
-  auto kernel =
-      dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, StreamK>;
+  auto kernel = dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
   if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Kn::kSmemBytes)) != cudaSuccess)
     return e;
   cudaLaunchConfig_t config{};
@@ -123,20 +88,6 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
       if (device < 64) fit_by_device[device].store(fit, std::memory_order_relaxed);
     }
     clusters = std::min<long long>(cluster_tiles, fit);
-    if (StreamK) {
-      // One group of CTAs per row of tiles, as many as fit (one an SM) and have k-blocks to take;
-      // with more rows than SMs, one CTA a row (its range then holds whole tiles only, so no CTA
-      // waits for another that may not be resident).
-      const long long row_blocks = (long long)p.L * p.tiles_n * (s.K / Kn::kBK);
-      const long long group = std::max<long long>(1, std::min<long long>(fit / p.tiles_m, row_blocks));
-      clusters = group * p.tiles_m;
-      StreamKWorkspace* w = nullptr;
-      if ((e = stream_k_workspace(device, fit, &w)) != cudaSuccess) return e;
-      p.partials = w->partials;
-      p.flags = w->flags;
-      p.epoch = w->epoch.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (p.epoch == 0) p.epoch = w->epoch.fetch_add(1, std::memory_order_relaxed) + 1;  // 0: never written
-    }
   }
   config.gridDim = dim3(unsigned(clusters * Kn::kCluster));
   return cudaLaunchKernelEx(&config, kernel, p);
@@ -146,7 +97,8 @@ template <bool Fp8, std::size_t I>
 cudaError_t launch_index(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
   constexpr dualgemm::Tiling t = dualgemm::kTilings[I];
   return launch_kernel<Fp8, t.tile_m, t.tile_n, t.stages, t.warp_specialized, t.tma_store, t.cluster_m, t.cluster_n,
-                       t.eager_release, t.paired_loads, t.prefetch_k, t.stream_k>(a, s, stream);
+                       t.eager_release, t.paired_loads,
+                       t.prefetch_k>(a, s, stream);
 }
 
 template <bool Fp8, std::size_t... I>

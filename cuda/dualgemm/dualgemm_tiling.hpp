@@ -21,7 +21,7 @@ constexpr int tile_k_for(OperandFormat f) {
 }
 
 struct Tiling {
-  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_sk].
+  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>].
   const char* name;
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
@@ -51,12 +51,6 @@ struct Tiling {
   // producer asks L2 to fetch the B1/B2 boxes of the k-block this far ahead, so that more of the
   // operand is on its way from DRAM than the shared-memory ring holds, and the ring's loads hit L2.
   int prefetch_k = 0;
-  // Stream-K (warp-specialized, no cluster): per row of output tiles, the k-blocks of the row's
-  // tiles, concatenated tile by tile, are split evenly over a group of CTAs (the SMs shared among
-  // the rows), so that a shape with fewer tiles than SMs still keeps every SM busy. A tile whose k-blocks two or more CTAs share is finished by the
-  // one that has its first k-block (it reaches that k-block last of its range: its peers' pieces
-  // are their first); each peer writes its fp32 partial sums to global memory (L2) and flags them.
-  bool stream_k = false;
 
   constexpr int cluster_size() const { return cluster_m * cluster_n; }
 
@@ -86,7 +80,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 32> kTilings = {{
+inline constexpr std::array<Tiling, 30> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -118,8 +112,6 @@ inline constexpr std::array<Tiling, 32> kTilings = {{
     {"tile128x64_stages6_ws_pairs", "paired loads", 128, 64, 6, true, false, 1, 1, false, true},
     {"tile128x64_stages6_ws_tmastore", "TMA-store epilogue", 128, 64, 6, true, true},
     {"tile128x64_stages6_ws_tmastore_pf8", "L2 prefetch", 128, 64, 6, true, true, 1, 1, false, false, 8},
-    {"tile128x128_stages4_ws_tmastore_sk", "stream-K", 128, 128, 4, true, true, 1, 1, false, false, 0, true},
-    {"tile128x64_stages6_ws_tmastore_sk", "stream-K", 128, 64, 6, true, true, 1, 1, false, false, 0, true},
 }};
 
 }  // namespace overlap::dualgemm

@@ -36,12 +36,12 @@ dualgemm::Tiling refit(dualgemm::Tiling t, const HardwareProfile& hw, OperandFor
 }
 
 // The template arguments of cuda/dualgemm/dualgemm_kernel.cuh's kernel for a tiling, as they
-// appear in its mangled name: <Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, StreamK>.
+// appear in its mangled name: <Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>.
 std::string mangled_part(const dualgemm::Tiling& t, OperandFormat f) {
-  return fmt::format("dualgemm_kernelILb{}ELi{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELb{}ELb{}ELi{}ELb{}EE",
+  return fmt::format("dualgemm_kernelILb{}ELi{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELb{}ELb{}ELi{}EE",
                      int(f == OperandFormat::Fp8E4m3), t.tile_m, t.tile_n, t.stages, int(t.warp_specialized),
                      int(t.tma_store), t.cluster_m, t.cluster_n, int(t.eager_release), int(t.paired_loads),
-                     t.prefetch_k, int(t.stream_k));
+                     t.prefetch_k);
 }
 
 GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const ShapeArgs& s) {
@@ -80,7 +80,6 @@ GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const 
   // freed after its wgmma.wait, past this k-block's full barrier (dualgemm_kernel.cuh).
   g.refill_after_wait = !t.warp_specialized && hw.has_wgmma();
   g.l2_prefetch_k = t.prefetch_k;
-  g.stream_k = t.stream_k;
   g.max_regs_per_thread = t.max_regs_per_thread();
   // Without warp specialization the consumers keep what ptxas gave them (no setmaxnreg), and
   // where that is few (the 64x64 tile's 63 in bf16) several CTAs share an SM: take the compiled
@@ -120,7 +119,7 @@ std::vector<VariantModel> dualgemm_variant_models() {
     VariantModel m;
     m.workload = "dualgemm";
     m.name = t.name;
-    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
+    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
                                 t.warp_specialized ? "TMA producer warpgroup + 2 consumer warpgroups, persistent"
                                                    : "2 warpgroups, one thread issues TMA between its MMAs",
                                 t.tma_store ? ", TMA-store epilogue" : "",
@@ -130,7 +129,6 @@ std::vector<VariantModel> dualgemm_variant_models() {
                                 t.eager_release ? ", a stage freed as soon as its MMAs are done where the next is late" : "",
                                 t.paired_loads ? ", k-blocks loaded two at a time" : "",
                                 t.prefetch_k > 0 ? fmt::format(", B prefetched into L2 {} k-blocks ahead", t.prefetch_k) : "",
-                                t.stream_k ? ", stream-K: every tile's k-blocks split evenly over one CTA an SM" : "",
                                 t.hypothesis);
     m.cannot_run = [&t](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(t, hw, s); };
     m.build = [&t](const HardwareProfile& hw, const ShapeArgs& s) {
