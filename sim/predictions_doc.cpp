@@ -268,6 +268,8 @@ void dualgemm_section(Doc& d) {
     const std::string base = "tile128x128_stages4_ws";
     d.hypothesis("Smaller tiles fill more SMs", "dualgemm", base, "tile64x128_stages4_ws", "", shape_for(mnk));
     d.hypothesis("Smallest tiles", "dualgemm", base, "tile64x64_stages4_ws", "", shape_for(mnk));
+    d.hypothesis("128x96 tiles, 5 stages (3072 columns in 32 tiles: 128 CTAs at M = 512)", "dualgemm", base,
+                 "tile128x96_stages5_ws", "", shape_for(mnk));
     d.hypothesis("Fewer stages", "dualgemm", base, "tile128x128_stages2_ws", "", shape_for(mnk));
     d.hypothesis("One stage (no load/MMA overlap)", "dualgemm", base, "tile128x128_stages1_ws", "", shape_for(mnk));
     d.hypothesis("More stages (128x64 tiles: 4 to 6)", "dualgemm", "tile128x64_stages4_ws", "tile128x64_stages6_ws", "",

@@ -51,6 +51,8 @@ struct Atom;
 template <>
 struct Atom<false, 256> : gmma::MMA_64x256x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
 template <>
+struct Atom<false, 192> : gmma::MMA_64x192x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
+template <>
 struct Atom<false, 128> : gmma::MMA_64x128x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
 template <>
 struct Atom<false, 64> : gmma::MMA_64x64x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
@@ -58,6 +60,8 @@ template <>
 struct Atom<false, 32> : gmma::MMA_64x32x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
 template <>
 struct Atom<true, 256> : gmma::MMA_64x256x32_F32E4M3E4M3_SS_TN<> {};
+template <>
+struct Atom<true, 192> : gmma::MMA_64x192x32_F32E4M3E4M3_SS_TN<> {};
 template <>
 struct Atom<true, 128> : gmma::MMA_64x128x32_F32E4M3E4M3_SS_TN<> {};
 template <>
@@ -114,7 +118,8 @@ struct Kernel {
   // 1 KiB of slack to align the ring to the 128-byte swizzle's 1024-byte atom.
   static constexpr int kSmemBytes = 1024 + Stages * kStageBytes + kCBytes + kBarrierBytes;
   static_assert(kKSteps * 32 == kKBytes);
-  static_assert(kWN == 32 || kWN == 64 || kWN == 128);
+  static_assert(kWN == 32 || kWN == 64 || kWN == 96 || kWN == 128);
+  static_assert(!TmaStore || kWN % kSubCols == 0, "the TMA store's sub-tiles cover a warpgroup's columns");
   static_assert(kCluster == 1 || WS, "clusters need the persistent producer warpgroup");
   static_assert(kASlice % 8 == 0 && kBSlice % 8 == 0, "multicast slices are whole 8-row swizzle atoms");
   static_assert(BM % CN == 0 && BN % CM == 0, "the slices cover the tiles");

@@ -80,7 +80,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 30> kTilings = {{
+inline constexpr std::array<Tiling, 31> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -112,6 +112,9 @@ inline constexpr std::array<Tiling, 30> kTilings = {{
     {"tile128x64_stages6_ws_pairs", "paired loads", 128, 64, 6, true, false, 1, 1, false, true},
     {"tile128x64_stages6_ws_tmastore", "TMA-store epilogue", 128, 64, 6, true, true},
     {"tile128x64_stages6_ws_tmastore_pf8", "L2 prefetch", 128, 64, 6, true, true, 1, 1, false, false, 8},
+    // 3072 columns in 32 tiles of 96: M = 512 fills 128 SMs where 128x128 fills 96 (a 64 x 192
+    // wgmma covers both products of a warpgroup's 96 columns).
+    {"tile128x96_stages5_ws", "tile size vs SM count", 128, 96, 5, true, false},
 }};
 
 }  // namespace overlap::dualgemm
