@@ -8,8 +8,9 @@ instruction waits for the scoreboards its wait mask names, each released when th
 variable-latency instruction that set it has its result (or, for a read scoreboard, has read its
 source registers, one FMA latency after issue). Without control bits (hand-made streams), an
 instruction issues once the registers it reads are ready: a result is ready the producing
-instruction's latency after it issued. The variable latencies come from a hardware profile (`overlap calibrate` measures them with dependent chains):
-FP32/integer/conversion instructions fma_latency_cycles, MUFU mufu_latency_cycles, global loads
+instruction's latency after it issued. The variable latencies come from a hardware profile
+(`overlap calibrate` measures them with dependent chains): FP32/integer/conversion instructions
+fma_latency_cycles, MUFU mufu_latency_cycles, global loads
 l2_latency_cycles (an L2 hit), shared-memory and other loads lds_latency_cycles, shuffles
 shfl_latency_cycles, mma.sync (HMMA) mma_sync_latency_cycles where measured; a barrier
 (BAR.SYNC / BAR.RED) holds the warp's next instruction for bar_sync_latency_cycles (every warp
