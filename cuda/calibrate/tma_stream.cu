@@ -13,6 +13,7 @@
 #include <cute/arch/mma_sm90_gmma.hpp>
 
 #include "calibrate/median_time.hpp"
+#include "calibrate/tma_ring.cuh"
 #include "common/sm90_ptx.cuh"
 #include "common/tensor_map.hpp"
 #include "runtime/cuda_check.hpp"
@@ -28,42 +29,8 @@ constexpr int kBoxRows = 256;                       // the largest TMA box: 32 K
 constexpr int kBoxBytes = kRowBytes * kBoxRows;
 constexpr int kMaxStages = 6;
 
-constexpr int kMaxRing = 2 * kMaxStages;  // stages of the smallest (16 KiB) loads the ring holds
+static_assert(2 * kMaxStages <= kMaxRingStages, "the ring holds its smallest (16 KiB) loads' stages");
 
-// The ring both kernels stream through: thread 0 issues load after load into stage i % stages
-// (`issue(i, stage)` starts load i's copies on `bar`, which expects `bytes` a load); thread 32 (a
-// second warp) waits for each stage to fill and releases it at once.
-template <class Issue>
-__device__ void stream_ring(int loads, int stages, int bytes, Issue issue, int producer = 0) {
-  extern __shared__ unsigned char smem_raw[];
-  unsigned char* ring = aligned_smem(smem_raw);
-  auto* full = reinterpret_cast<std::uint64_t*>(ring + stages * bytes);  // 16 KiB multiples: aligned
-  std::uint64_t* empty = full + kMaxRing;
-  if (threadIdx.x == producer) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 1);
-    }
-    mbar_init_fence();
-  }
-  __syncthreads();
-  if (threadIdx.x == producer) {
-    for (int i = 0; i < loads; ++i) {
-      const int s = i % stages;
-      mbar_wait(&empty[s], ((i / stages) & 1) ^ 1);
-      mbar_arrive_expect_tx(&full[s], bytes);
-      issue(i, ring + s * bytes, &full[s]);
-    }
-  } else if (threadIdx.x == producer + 32) {
-    for (int i = 0; i < loads; ++i) {
-      const int s = i % stages;
-      mbar_wait(&full[s], (i / stages) & 1);
-      mbar_arrive(&empty[s]);
-    }
-  }
-}
-// Dynamic shared memory for a ring of `ring_bytes` (its stages) and its barriers.
-constexpr int ring_smem_bytes(int ring_bytes) { return 1024 + ring_bytes + 2 * kMaxRing * 8; }
 constexpr int kRingSmemBytes = ring_smem_bytes(kMaxStages * kBoxBytes);
 
 // Contiguous 32 KiB boxes: CTA b reads boxes b * boxes, +1, ... (mod the tensor): disjoint ranges

@@ -7,8 +7,9 @@
 //
 //   tma_walk_geometry [repeats]
 //
-// Every SM runs one CTA walking L2-resident tensors (1280 rows each, read by the warm-up runs): load i of CTA b is box (i mod boxes_per_row) of row block (b + (i div
-// boxes_per_row) x grid) mod blocks, through a ring of 4 stages released as soon as they land.
+// Every SM runs one CTA walking L2-resident tensors (1280 rows each, read by the warm-up runs):
+// load i of CTA b is box (i mod boxes_per_row) of row block (b + (i div boxes_per_row) x grid)
+// mod blocks, through a ring of 4 stages released as soon as they land (calibrate/tma_ring.cuh).
 // Prints one CSV row per geometry: tensors, row stride, box rows, box bytes a row, swizzle,
 // whether the CTAs sharing a row block start at different boxes of it, GB/s per SM, box rows per
 // ns per SM.
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "calibrate/median_time.hpp"
+#include "calibrate/tma_ring.cuh"
 #include "common/sm90_ptx.cuh"
 #include "common/tensor_map.hpp"
 #include "runtime/cuda_check.hpp"
@@ -48,37 +50,13 @@ struct Geometry {
 __global__ void __launch_bounds__(64, 1)
     walk(const __grid_constant__ Maps maps, int tensors, int box_bytes, int box_rows, int box_row_bytes,
          int boxes_per_row, int blocks, int stagger) {
-  extern __shared__ unsigned char smem_raw[];
-  unsigned char* ring = aligned_smem(smem_raw);
-  const int stage_bytes = tensors * box_bytes;
-  auto* full = reinterpret_cast<std::uint64_t*>(ring + kStages * stage_bytes);
-  std::uint64_t* empty = full + kStages;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 1);
-    }
-    mbar_init_fence();
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < kLoadsPerCta; ++i) {
-      const int s = i % kStages;
-      mbar_wait(&empty[s], ((i / kStages) & 1) ^ 1);
-      mbar_arrive_expect_tx(&full[s], stage_bytes);
-      const int block = int((blockIdx.x + static_cast<long long>(i / boxes_per_row) * gridDim.x) % blocks);
-      for (int j = 0; j < tensors; ++j)
-        tma_load_4d(ring + s * stage_bytes + j * box_bytes, &maps.map[j], &full[s],
-                    int((i + static_cast<long long>(blockIdx.x) * stagger) % boxes_per_row) * box_row_bytes,
-                    block * box_rows, 0, 0);
-    }
-  } else if (threadIdx.x == 32) {
-    for (int i = 0; i < kLoadsPerCta; ++i) {
-      const int s = i % kStages;
-      mbar_wait(&full[s], (i / kStages) & 1);
-      mbar_arrive(&empty[s]);
-    }
-  }
+  const auto issue = [&](int i, unsigned char* dst, std::uint64_t* bar) {
+    const int block = int((blockIdx.x + static_cast<long long>(i / boxes_per_row) * gridDim.x) % blocks);
+    const int box = int((i + static_cast<long long>(blockIdx.x) * stagger) % boxes_per_row);
+    for (int j = 0; j < tensors; ++j)
+      tma_load_4d(dst + j * box_bytes, &maps.map[j], bar, box * box_row_bytes, block * box_rows, 0, 0);
+  };
+  overlap::gpu::stream_ring(kLoadsPerCta, kStages, tensors * box_bytes, issue);
 }
 
 const char* swizzle_name(CUtensorMapSwizzle s) {
@@ -103,7 +81,7 @@ void run(const Geometry& g, int sms, int repeats) {
     OVERLAP_CUDA_CHECK(overlap::cuda::make_tensor_map_4d(&maps.map[j], CU_TENSOR_MAP_DATA_TYPE_UINT8, bufs[j].get(),
                                                          dims, strides, box, g.swizzle));
   }
-  const int smem = 1024 + kStages * g.tensors * box_bytes + 2 * kStages * 8;
+  const int smem = overlap::gpu::ring_smem_bytes(kStages * g.tensors * box_bytes);
   OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(walk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const double us = overlap::gpu::median_us(
       [&](cudaStream_t s) {
@@ -114,8 +92,9 @@ void run(const Geometry& g, int sms, int repeats) {
   OVERLAP_CUDA_CHECK(cudaGetLastError());
   OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
   const double per_sm_bytes = double(kLoadsPerCta) * g.tensors * box_bytes;
+  const double box_rows = double(kLoadsPerCta) * g.tensors * g.box_rows;
   std::printf("%d,%d,%d,%d,%s,%d,%.1f,%.3f\n", g.tensors, g.stride, g.box_rows, g.box_row_bytes,
-              swizzle_name(g.swizzle), int(g.staggered), per_sm_bytes / (us * 1e3), double(kLoadsPerCta) * g.tensors * g.box_rows / (us * 1e3));
+              swizzle_name(g.swizzle), int(g.staggered), per_sm_bytes / (us * 1e3), box_rows / (us * 1e3));
 }
 
 }  // namespace

@@ -97,8 +97,7 @@ template <bool Fp8, std::size_t I>
 cudaError_t launch_index(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
   constexpr dualgemm::Tiling t = dualgemm::kTilings[I];
   return launch_kernel<Fp8, t.tile_m, t.tile_n, t.stages, t.warp_specialized, t.tma_store, t.cluster_m, t.cluster_n,
-                       t.eager_release, t.paired_loads,
-                       t.prefetch_k>(a, s, stream);
+                       t.eager_release, t.paired_loads, t.prefetch_k>(a, s, stream);
 }
 
 template <bool Fp8, std::size_t... I>
