@@ -287,6 +287,8 @@ void dualgemm_section(Doc& d) {
                  "tile128x64_stages6_ws_pairs", "", shape_for(mnk));
     d.hypothesis("B prefetched into L2 8 k-blocks ahead (128x64, 6 stages, TMA store)", "dualgemm",
                  "tile128x64_stages6_ws_tmastore", "tile128x64_stages6_ws_tmastore_pf8", "", shape_for(mnk));
+    d.hypothesis("Two K atoms a TMA box (3 stages of 64 KiB for 6 of 32; 128x64, TMA store)", "dualgemm",
+                 "tile128x64_stages6_ws_tmastore", "tile128x64_stages3_ws_tmastore_k2", "", shape_for(mnk));
   }
 }
 

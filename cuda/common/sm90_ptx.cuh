@@ -70,6 +70,15 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, s
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
 }
+// 5-d tile load (a map that views rows in groups, make_tensor_map_5d), as tma_load_4d.
+__device__ __forceinline__ void tma_load_5d(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1,
+                                            int c2, int c3, int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, "
+      "%6, %7}], [%2];\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
 // The same load written to the same shared-memory offset of every CTA of the cluster whose bit
 // is set in `cta_mask`, completing on the barrier at `bar`'s offset in each of them.
 __device__ __forceinline__ void tma_load_4d_multicast(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0,

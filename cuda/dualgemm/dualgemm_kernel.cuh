@@ -3,15 +3,16 @@
 // accumulation, bf16 or fp8 e4m3 operands (fp8 with per-row scales applied in the epilogue).
 // One template, parameterized by a Tiling of dualgemm_tiling.hpp:
 //
-//   ring      `Stages` stages of {A tile, B1 tile, B2 tile}, each 128 bytes of K per row
-//             (64 bf16 / 128 fp8), loaded by TMA with the 128-byte swizzle that wgmma reads;
+//   ring      `Stages` stages of {A tile, B1 tile, B2 tile}, each KAtoms x 128 bytes of K per
+//             row (128 bytes: 64 bf16 / 128 fp8, one swizzle atom), loaded by TMA, one box per
+//             operand and stage, with the 128-byte swizzle that wgmma reads;
 //             full[s] completes on the TMA's bytes, empty[s] when both consumer warpgroups'
 //             wgmmas have read the stage.
 //   consumers two warpgroups. A 128-row tile is split by rows (each 64 x BN), a 64-row tile
 //             by columns (each 64 x BN/2). A stage holds each warpgroup's B1 rows followed by
 //             its B2 rows, so one 64 x 2WN wgmma per k-step computes both products (A is read
 //             from shared memory once for the two, and the wider wgmma keeps the tensor pipe
-//             busier than two narrow ones). Per stage each issues 4 k-steps, keeping one
+//             busier than two narrow ones). Per stage each issues 4 k-steps an atom, keeping one
 //             stage's wgmma group in flight (none with one stage).
 //   producer  warp-specialized (WS): a third warpgroup (40 registers a thread after setmaxnreg,
 //             the consumers get 232), one thread of which issues the loads for every tile of
@@ -92,9 +93,9 @@ struct Params {
 };
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK>
+          int PrefetchK, int KAtoms>
 struct Kernel {
-  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK};
+  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms};
   static constexpr int kCluster = CM * CN;
   static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
@@ -104,10 +105,10 @@ struct Kernel {
   // B rows per TMA box: a CTA's slice of the tile (clusters, 128-row tiles) or, for a 64-row
   // tile, one warpgroup's columns, so that each warpgroup's B1 and B2 rows lie side by side.
   static constexpr int kBBox = BM == 128 ? kBSlice : kWN;
-  static constexpr int kKBytes = 128;                        // K bytes per row and stage
-  static constexpr int kBK = Fp8 ? 128 : 64;                 // K elements per stage
-  static constexpr int kKSteps = 4;                          // wgmma k-steps per stage, 32 bytes each
-  static constexpr int kABytes = BM * kKBytes, kBBytes = BN * kKBytes;
+  static constexpr int kKBytes = 128;                        // K bytes per row and swizzle atom
+  static constexpr int kBK = KAtoms * (Fp8 ? 128 : 64);      // K elements per stage
+  static constexpr int kKSteps = 4 * KAtoms;                 // wgmma k-steps per stage, 32 bytes each
+  static constexpr int kABytes = KAtoms * BM * kKBytes, kBBytes = KAtoms * BN * kKBytes;
   static constexpr int kStageBytes = kABytes + 2 * kBBytes;
   // TMA-store staging: per warpgroup 64 rows x kWN columns, in sub-tiles of at most 64 columns
   // (128 bytes: the widest swizzled box row).
@@ -117,7 +118,9 @@ struct Kernel {
   static constexpr int kBarrierBytes = 2 * Stages * 8;
   // 1 KiB of slack to align the ring to the 128-byte swizzle's 1024-byte atom.
   static constexpr int kSmemBytes = 1024 + Stages * kStageBytes + kCBytes + kBarrierBytes;
-  static_assert(kKSteps * 32 == kKBytes);
+  static_assert(kKSteps * 32 == KAtoms * kKBytes);
+  static_assert(KAtoms == 1 || (KAtoms == 2 && WS && BM == 128 && kCluster == 1 && PrefetchK == 0),
+                "two-atom stages: warp-specialized 128-row tiles, no cluster, no prefetch");
   static_assert(kWN == 32 || kWN == 64 || kWN == 96 || kWN == 128);
   static_assert(!TmaStore || kWN % kSubCols == 0, "the TMA store's sub-tiles cover a warpgroup's columns");
   static_assert(kCluster == 1 || WS, "clusters need the persistent producer warpgroup");
@@ -145,11 +148,11 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK>
+          int PrefetchK, int KAtoms>
 __global__ void __launch_bounds__(
-    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>::kThreads, 1)
+    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
   extern __shared__ unsigned char smem_raw[];
@@ -200,6 +203,15 @@ __global__ void __launch_bounds__(
     unsigned char* st = ring + s * Kn::kStageBytes;
     mbar_arrive_expect_tx(&full[s], Kn::kStageBytes);
     const int k0 = kb * Kn::kBK;
+    if constexpr (KAtoms > 1) {
+      // A as [atom][BM rows][128 B]; B1 and B2 each as [row group][atom][8 rows][128 B], so that
+      // an atom's B1 rows then B2 rows are 8-row groups a constant 128 x KAtoms x 8 bytes apart,
+      // as one 64 x 2WN wgmma reads them (make the maps: dualgemm_launch.cuh).
+      tma_load_4d(st, &p.a_map, &full[s], 0, m0, KAtoms * kb, l);
+      tma_load_5d(st + Kn::kABytes, &p.b1_map, &full[s], 0, 0, KAtoms * kb, n0 / 8, l);
+      tma_load_5d(st + Kn::kABytes + Kn::kBBytes, &p.b2_map, &full[s], 0, 0, KAtoms * kb, n0 / 8, l);
+      return;
+    }
     if constexpr (CN == 1) {
       tma_load_4d(st, &p.a_map, &full[s], k0, m0, l, 0);
     } else {
@@ -303,14 +315,18 @@ __global__ void __launch_bounds__(
         }
         mbar_wait(&full[s], (cur / Stages) & 1);
         const unsigned char* st = ring + s * Kn::kStageBytes;
-        const std::uint64_t da = sw128_desc(st + wg_row * Kn::kKBytes);
-        const std::uint64_t db = sw128_desc(st + Kn::kABytes + 2 * wg_col * Kn::kKBytes);
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < Kn::kKSteps; ++ks) {
-          // 32 bytes along K per step: +2 in the descriptor's 16-byte address units.
+          // Atom ks / 4 of the stage; 32 bytes along K per step within it: +2 in the
+          // descriptor's 16-byte address units.
+          const int atom = ks / 4, step = ks % 4;
+          const std::uint64_t da = sw128_desc(st + (atom * BM + wg_row) * Kn::kKBytes);
+          const std::uint64_t db =
+              KAtoms == 1 ? sw128_desc(st + Kn::kABytes + 2 * wg_col * Kn::kKBytes)
+                          : sw128_desc(st + Kn::kABytes + atom * 8 * Kn::kKBytes, 16, KAtoms * 8 * Kn::kKBytes);
           const bool accumulate = kb > 0 || ks > 0;
-          mma<Fp8, 2 * kWN>(da + 2 * ks, db + 2 * ks, acc, accumulate);
+          mma<Fp8, 2 * kWN>(da + 2 * step, db + 2 * step, acc, accumulate);
         }
         wgmma_commit();
         wgmma_wait<kInFlight>();

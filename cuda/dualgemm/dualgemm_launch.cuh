@@ -26,16 +26,48 @@ inline cudaError_t operand_map(CUtensorMap* map, bool fp8, const void* base, lon
                             strides, box);
 }
 
-template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs, int PrefetchK>
+// Boxes of `atoms` 128-byte atoms of K (a two-atom stage, dualgemm_kernel.cuh's issue_load).
+// A: [L, M, K] as {128 bytes, M, K / 128 bytes, L}, box {128 bytes, box_rows, atoms, 1}: lands
+// as [atom][row][128 B].
+inline cudaError_t atoms_a_map(CUtensorMap* map, bool fp8, const void* base, long long L, long long M, long long K,
+                               int box_rows, int atoms) {
+  const int elem = fp8 ? 1 : 2;
+  const cuuint64_t dims[4] = {cuuint64_t(128 / elem), cuuint64_t(M), cuuint64_t(K * elem / 128), cuuint64_t(L)};
+  const cuuint64_t strides[3] = {cuuint64_t(K) * elem, 128, cuuint64_t(M) * K * elem};
+  const cuuint32_t box[4] = {cuuint32_t(128 / elem), cuuint32_t(box_rows), cuuint32_t(atoms), 1};
+  return make_tensor_map_4d(map, fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, base, dims,
+                            strides, box);
+}
+// B: [L, N, K] (N a multiple of 8) as {128 bytes, 8 rows, K / 128 bytes, N / 8, L}, box
+// {128 bytes, 8, atoms, box_rows / 8, 1}: lands as [row group][atom][8 rows][128 B].
+inline cudaError_t atoms_b_map(CUtensorMap* map, bool fp8, const void* base, long long L, long long N, long long K,
+                               int box_rows, int atoms) {
+  const int elem = fp8 ? 1 : 2;
+  const cuuint64_t dims[5] = {cuuint64_t(128 / elem), 8, cuuint64_t(K * elem / 128), cuuint64_t(N / 8), cuuint64_t(L)};
+  const cuuint64_t strides[4] = {cuuint64_t(K) * elem, 128, 8 * cuuint64_t(K) * elem, cuuint64_t(N) * K * elem};
+  const cuuint32_t box[5] = {cuuint32_t(128 / elem), 8, cuuint32_t(atoms), cuuint32_t(box_rows / 8), 1};
+  return make_tensor_map_5d(map, fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, base, dims,
+                            strides, box);
+}
+
+template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs, int PrefetchK,
+          int KAtoms>
 cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
-  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
+  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms>;
   static_assert(Kn::kSmemBytes <= 227 * 1024, "shared memory over the sm_90 per-block limit");
   dualgemm_sm90::Params p{};
-  // Each CTA loads its slice of the tiles its cluster shares (the whole tile without a cluster;
-  // a 64-row tile's B per warpgroup).
-  cudaError_t e = operand_map(&p.a_map, Fp8, a.a, s.L, s.M, s.K, Kn::kASlice);
-  if (e == cudaSuccess) e = operand_map(&p.b1_map, Fp8, a.b1, s.L, s.N, s.K, Kn::kBBox);
-  if (e == cudaSuccess) e = operand_map(&p.b2_map, Fp8, a.b2, s.L, s.N, s.K, Kn::kBBox);
+  cudaError_t e = cudaSuccess;
+  if constexpr (KAtoms > 1) {
+    e = atoms_a_map(&p.a_map, Fp8, a.a, s.L, s.M, s.K, BM, KAtoms);
+    if (e == cudaSuccess) e = atoms_b_map(&p.b1_map, Fp8, a.b1, s.L, s.N, s.K, BN, KAtoms);
+    if (e == cudaSuccess) e = atoms_b_map(&p.b2_map, Fp8, a.b2, s.L, s.N, s.K, BN, KAtoms);
+  } else {
+    // Each CTA loads its slice of the tiles its cluster shares (the whole tile without a
+    // cluster; a 64-row tile's B per warpgroup).
+    e = operand_map(&p.a_map, Fp8, a.a, s.L, s.M, s.K, Kn::kASlice);
+    if (e == cudaSuccess) e = operand_map(&p.b1_map, Fp8, a.b1, s.L, s.N, s.K, Kn::kBBox);
+    if (e == cudaSuccess) e = operand_map(&p.b2_map, Fp8, a.b2, s.L, s.N, s.K, Kn::kBBox);
+  }
   if (e == cudaSuccess && TmaStore) {
     const cuuint64_t dims[4] = {cuuint64_t(s.N), cuuint64_t(s.M), cuuint64_t(s.L), 1};
     const cuuint64_t strides[3] = {cuuint64_t(s.N) * 2, cuuint64_t(s.M) * s.N * 2, cuuint64_t(s.L) * s.M * s.N * 2};
@@ -57,7 +89,7 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
   const long long cluster_tiles =
       (long long)p.L * ((p.tiles_m + CM - 1) / CM) * ((p.tiles_n + CN - 1) / CN);
 
-  auto kernel = dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>;
+  auto kernel = dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms>;
   if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Kn::kSmemBytes)) != cudaSuccess)
     return e;
   cudaLaunchConfig_t config{};
@@ -97,7 +129,7 @@ template <bool Fp8, std::size_t I>
 cudaError_t launch_index(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
   constexpr dualgemm::Tiling t = dualgemm::kTilings[I];
   return launch_kernel<Fp8, t.tile_m, t.tile_n, t.stages, t.warp_specialized, t.tma_store, t.cluster_m, t.cluster_n,
-                       t.eager_release, t.paired_loads, t.prefetch_k>(a, s, stream);
+                       t.eager_release, t.paired_loads, t.prefetch_k, t.k_atoms>(a, s, stream);
 }
 
 template <bool Fp8, std::size_t... I>

@@ -15,13 +15,13 @@ constexpr double operand_bytes_per_element(OperandFormat f) {
   // nvfp4: half a byte per value plus one e4m3 scale per 16 values.
   return f == OperandFormat::Bf16 ? 2.0 : f == OperandFormat::Fp8E4m3 ? 1.0 : 0.5 + 1.0 / 16.0;
 }
-// Every variant loads 128 bytes of K per row and stage (one TMA box / swizzle atom).
+// 128 bytes of K per row: one swizzle atom, the k-block of a one-atom stage.
 constexpr int tile_k_for(OperandFormat f) {
   return f == OperandFormat::Bf16 ? 64 : f == OperandFormat::Fp8E4m3 ? 128 : 256;
 }
 
 struct Tiling {
-  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>].
+  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_k2].
   const char* name;
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
@@ -51,6 +51,12 @@ struct Tiling {
   // producer asks L2 to fetch the B1/B2 boxes of the k-block this far ahead, so that more of the
   // operand is on its way from DRAM than the shared-memory ring holds, and the ring's loads hit L2.
   int prefetch_k = 0;
+  // Swizzle atoms of K (128 bytes a row each) per stage, all of a stage's atoms of one operand in
+  // one TMA box (warp-specialized 128-row tiles without a cluster). On the H100 one tensor's walk
+  // delivers boxes at a rate set by boxes in flight rather than bytes (the walk_geometry
+  // experiment: unswizzled 128-row boxes of 256 bytes a row 79 GB/s per SM, of 128 bytes 40), so
+  // two atoms a box halve the boxes a k-block needs, at the cost of half as many stages.
+  int k_atoms = 1;
 
   constexpr int cluster_size() const { return cluster_m * cluster_n; }
 
@@ -71,7 +77,7 @@ struct Tiling {
   constexpr int accumulator_regs_per_thread() const { return 2 * tile_m * tile_n / (32 * consumer_warps()); }
   // Ring of A, B1, B2 stages, plus the C tile staged for a TMA store (fp16).
   constexpr long smem_bytes(OperandFormat f) const {
-    const double per_row = tile_k_for(f) * operand_bytes_per_element(f);
+    const double per_row = k_atoms * tile_k_for(f) * operand_bytes_per_element(f);
     const long per_stage = long(per_row * (tile_m + 2 * tile_n));
     return per_stage * stages + (tma_store ? long(tile_m) * tile_n * 2 : 0);
   }
@@ -80,7 +86,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 31> kTilings = {{
+inline constexpr std::array<Tiling, 32> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -115,6 +121,9 @@ inline constexpr std::array<Tiling, 31> kTilings = {{
     // 3072 columns in 32 tiles of 96: M = 512 fills 128 SMs where 128x128 fills 96 (a 64 x 192
     // wgmma covers both products of a warpgroup's 96 columns).
     {"tile128x96_stages5_ws", "tile size vs SM count", 128, 96, 5, true, false},
+    // The 6-stage 128x64 kernel's 192 KiB of ring as 3 stages of two atoms: 3 boxes (A, B1, B2)
+    // per two k-blocks instead of per one.
+    {"tile128x64_stages3_ws_tmastore_k2", "boxes per k-block", 128, 64, 3, true, true, 1, 1, false, false, 0, 2},
 }};
 
 }  // namespace overlap::dualgemm

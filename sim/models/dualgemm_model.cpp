@@ -36,12 +36,12 @@ dualgemm::Tiling refit(dualgemm::Tiling t, const HardwareProfile& hw, OperandFor
 }
 
 // The template arguments of cuda/dualgemm/dualgemm_kernel.cuh's kernel for a tiling, as they
-// appear in its mangled name: <Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK>.
+// appear in its mangled name: <Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms>.
 std::string mangled_part(const dualgemm::Tiling& t, OperandFormat f) {
-  return fmt::format("dualgemm_kernelILb{}ELi{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELb{}ELb{}ELi{}EE",
+  return fmt::format("dualgemm_kernelILb{}ELi{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}EE",
                      int(f == OperandFormat::Fp8E4m3), t.tile_m, t.tile_n, t.stages, int(t.warp_specialized),
                      int(t.tma_store), t.cluster_m, t.cluster_n, int(t.eager_release), int(t.paired_loads),
-                     t.prefetch_k);
+                     t.prefetch_k, t.k_atoms);
 }
 
 GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const ShapeArgs& s) {
@@ -62,7 +62,7 @@ GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const 
   g.precision = f == OperandFormat::Bf16 ? Precision::Bf16 : f == OperandFormat::Fp8E4m3 ? Precision::Fp8 : Precision::Fp4;
   g.tile_m = t.tile_m;
   g.tile_n = t.tile_n;
-  g.tile_k = dualgemm::tile_k_for(f);
+  g.tile_k = t.k_atoms * dualgemm::tile_k_for(f);
   g.stages = t.stages;
   g.consumer_warps = t.consumer_warps();
   g.warp_specialized = t.warp_specialized;
@@ -119,7 +119,7 @@ std::vector<VariantModel> dualgemm_variant_models() {
     VariantModel m;
     m.workload = "dualgemm";
     m.name = t.name;
-    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
+    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
                                 t.warp_specialized ? "TMA producer warpgroup + 2 consumer warpgroups, persistent"
                                                    : "2 warpgroups, one thread issues TMA between its MMAs",
                                 t.tma_store ? ", TMA-store epilogue" : "",
@@ -129,6 +129,7 @@ std::vector<VariantModel> dualgemm_variant_models() {
                                 t.eager_release ? ", a stage freed as soon as its MMAs are done where the next is late" : "",
                                 t.paired_loads ? ", k-blocks loaded two at a time" : "",
                                 t.prefetch_k > 0 ? fmt::format(", B prefetched into L2 {} k-blocks ahead", t.prefetch_k) : "",
+                                t.k_atoms > 1 ? fmt::format(", {} K atoms (128 B) a box and stage", t.k_atoms) : "",
                                 t.hypothesis);
     m.cannot_run = [&t](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(t, hw, s); };
     m.build = [&t](const HardwareProfile& hw, const ShapeArgs& s) {
