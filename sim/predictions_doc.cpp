@@ -289,6 +289,10 @@ void dualgemm_section(Doc& d) {
                  "tile128x64_stages6_ws_tmastore", "tile128x64_stages6_ws_tmastore_pf8", "", shape_for(mnk));
     d.hypothesis("Two K atoms a TMA box (3 stages of 64 KiB for 6 of 32; 128x64, TMA store)", "dualgemm",
                  "tile128x64_stages6_ws_tmastore", "tile128x64_stages3_ws_tmastore_k2", "", shape_for(mnk));
+    d.hypothesis("A seventh stage (128x64, no TMA store)", "dualgemm", "tile128x64_stages6_ws", "tile128x64_stages7_ws",
+                 "", shape_for(mnk));
+    d.hypothesis("128x48 tiles, 7 stages (3072 columns in 64 tiles: 128 CTAs at M = 256)", "dualgemm",
+                 "tile128x64_stages6_ws", "tile128x48_stages7_ws", "", shape_for(mnk));
   }
 }
 

@@ -56,6 +56,8 @@ struct Atom<false, 192> : gmma::MMA_64x192x16_F32BF16BF16_SS<gmma::Major::K, gmm
 template <>
 struct Atom<false, 128> : gmma::MMA_64x128x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
 template <>
+struct Atom<false, 96> : gmma::MMA_64x96x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
+template <>
 struct Atom<false, 64> : gmma::MMA_64x64x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
 template <>
 struct Atom<false, 32> : gmma::MMA_64x32x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K> {};
@@ -65,6 +67,8 @@ template <>
 struct Atom<true, 192> : gmma::MMA_64x192x32_F32E4M3E4M3_SS_TN<> {};
 template <>
 struct Atom<true, 128> : gmma::MMA_64x128x32_F32E4M3E4M3_SS_TN<> {};
+template <>
+struct Atom<true, 96> : gmma::MMA_64x96x32_F32E4M3E4M3_SS_TN<> {};
 template <>
 struct Atom<true, 64> : gmma::MMA_64x64x32_F32E4M3E4M3_SS_TN<> {};
 template <>
@@ -121,7 +125,7 @@ struct Kernel {
   static_assert(kKSteps * 32 == KAtoms * kKBytes);
   static_assert(KAtoms == 1 || (KAtoms == 2 && WS && BM == 128 && kCluster == 1 && PrefetchK == 0),
                 "two-atom stages: warp-specialized 128-row tiles, no cluster, no prefetch");
-  static_assert(kWN == 32 || kWN == 64 || kWN == 96 || kWN == 128);
+  static_assert(kWN == 32 || kWN == 48 || kWN == 64 || kWN == 96 || kWN == 128);
   static_assert(!TmaStore || kWN % kSubCols == 0, "the TMA store's sub-tiles cover a warpgroup's columns");
   static_assert(kCluster == 1 || WS, "clusters need the persistent producer warpgroup");
   static_assert(kASlice % 8 == 0 && kBSlice % 8 == 0, "multicast slices are whole 8-row swizzle atoms");

@@ -86,7 +86,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 32> kTilings = {{
+inline constexpr std::array<Tiling, 34> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -124,6 +124,11 @@ inline constexpr std::array<Tiling, 32> kTilings = {{
     // The 6-stage 128x64 kernel's 192 KiB of ring as 3 stages of two atoms: 3 boxes (A, B1, B2)
     // per two k-blocks instead of per one.
     {"tile128x64_stages3_ws_tmastore_k2", "boxes per k-block", 128, 64, 3, true, true, 1, 1, false, false, 0, 2},
+    // Without the TMA store's 16 KiB of staging a seventh 32 KiB stage fits (224 KiB of ring).
+    {"tile128x64_stages7_ws", "pipeline stages", 128, 64, 7, true, false},
+    // 3072 columns in 64 tiles of 48: M = 256 fills 128 SMs where 128x64 fills 96, with 28 KiB a
+    // k-block (7 stages); a 64 x 96 wgmma covers both products.
+    {"tile128x48_stages7_ws", "tile size vs SM count", 128, 48, 7, true, false},
 }};
 
 }  // namespace overlap::dualgemm
