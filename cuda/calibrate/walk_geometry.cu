@@ -9,10 +9,10 @@
 //
 // Every SM runs one CTA walking L2-resident tensors (1280 rows each, read by the warm-up runs):
 // load i of CTA b is box (i mod boxes_per_row) of row block (b + (i div boxes_per_row) x grid)
-// mod blocks, through a ring of 4 stages released as soon as they land (calibrate/tma_ring.cuh).
-// Prints one CSV row per geometry: tensors, row stride, box rows, box bytes a row, swizzle,
-// whether the CTAs sharing a row block start at different boxes of it, GB/s per SM, box rows per
-// ns per SM.
+// mod blocks, through a ring of 4 stages (unless a geometry says) released as soon as they land
+// (calibrate/tma_ring.cuh). Prints one CSV row per geometry: tensors, row stride, box rows (of
+// the first tensor, then of the others), box bytes a row, swizzle, whether the CTAs sharing a row
+// block start at different boxes of it, ring stages, GB/s per SM, box rows per ns per SM.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -33,7 +33,6 @@ namespace {
 using namespace overlap::cuda::sm90;
 using overlap::gpu::DeviceBuffer;
 
-constexpr int kStages = 4;
 constexpr int kMaxTensors = 3;
 constexpr int kLoadsPerCta = 512;
 
@@ -45,18 +44,31 @@ struct Geometry {
   int tensors, stride, box_rows, box_row_bytes;
   CUtensorMapSwizzle swizzle;
   bool staggered = false;  // CTA b starts its walk of a row block b x 7 boxes along (mod the row)
+  int stages = 4;
+  int other_rows = 0;  // box rows of the second and third tensors (a GEMM stage's B1, B2); 0: box_rows
+  int tensor_rows = 1280;  // rows of each tensor: its footprint in L2 (x the row stride)
+  int rows_of(int j) const { return j == 0 || other_rows == 0 ? box_rows : other_rows; }
+  int stage_bytes() const {
+    int b = 0;
+    for (int j = 0; j < tensors; ++j) b += rows_of(j) * box_row_bytes;
+    return b;
+  }
 };
 
 __global__ void __launch_bounds__(64, 1)
-    walk(const __grid_constant__ Maps maps, int tensors, int box_bytes, int box_rows, int box_row_bytes,
-         int boxes_per_row, int blocks, int stagger) {
+    walk(const __grid_constant__ Maps maps, int tensors, int box_rows, int other_rows, int box_row_bytes,
+         int boxes_per_row, int blocks, int stagger, int stages) {
+  const int stage_bytes = (box_rows + (tensors - 1) * other_rows) * box_row_bytes;
   const auto issue = [&](int i, unsigned char* dst, std::uint64_t* bar) {
     const int block = int((blockIdx.x + static_cast<long long>(i / boxes_per_row) * gridDim.x) % blocks);
     const int box = int((i + static_cast<long long>(blockIdx.x) * stagger) % boxes_per_row);
-    for (int j = 0; j < tensors; ++j)
-      tma_load_4d(dst + j * box_bytes, &maps.map[j], bar, box * box_row_bytes, block * box_rows, 0, 0);
+    for (int j = 0; j < tensors; ++j) {
+      const int rows = j == 0 ? box_rows : other_rows;
+      const int offset = j == 0 ? 0 : (box_rows + (j - 1) * other_rows) * box_row_bytes;
+      tma_load_4d(dst + offset, &maps.map[j], bar, box * box_row_bytes, block * rows, 0, 0);
+    }
   };
-  overlap::gpu::stream_ring(kLoadsPerCta, kStages, tensors * box_bytes, issue);
+  overlap::gpu::stream_ring(kLoadsPerCta, stages, stage_bytes, issue);
 }
 
 const char* swizzle_name(CUtensorMapSwizzle s) {
@@ -64,37 +76,38 @@ const char* swizzle_name(CUtensorMapSwizzle s) {
 }
 
 void run(const Geometry& g, int sms, int repeats) {
-  // 1280 rows (10 blocks of 128) of every stride: as many CTAs share each block at every geometry.
-  constexpr int kRows = 1280;
+  // 1280 rows (10 blocks of 128) of every stride unless the geometry says: as many CTAs share
+  // each block at every geometry.
+  const int kRows = g.tensor_rows;
   const std::size_t tensor_bytes = std::size_t(kRows) * g.stride;
   const int row_bytes = std::min(7168, g.stride);  // the walked width of a row (K = 7168 in fp8)
   const int rows = kRows, blocks = kRows / g.box_rows;
   const int boxes_per_row = row_bytes / g.box_row_bytes;
-  const int box_bytes = g.box_rows * g.box_row_bytes;
   DeviceBuffer bufs[kMaxTensors] = {DeviceBuffer(tensor_bytes), DeviceBuffer(tensor_bytes), DeviceBuffer(tensor_bytes)};
   Maps maps{};
   for (int j = 0; j < g.tensors; ++j) {
     OVERLAP_CUDA_CHECK(cudaMemset(bufs[j].get(), 0x3c, tensor_bytes));
     const cuuint64_t dims[4] = {cuuint64_t(row_bytes), cuuint64_t(rows), 1, 1};
     const cuuint64_t strides[3] = {cuuint64_t(g.stride), tensor_bytes, tensor_bytes};
-    const cuuint32_t box[4] = {cuuint32_t(g.box_row_bytes), cuuint32_t(g.box_rows), 1, 1};
+    const cuuint32_t box[4] = {cuuint32_t(g.box_row_bytes), cuuint32_t(g.rows_of(j)), 1, 1};
     OVERLAP_CUDA_CHECK(overlap::cuda::make_tensor_map_4d(&maps.map[j], CU_TENSOR_MAP_DATA_TYPE_UINT8, bufs[j].get(),
                                                          dims, strides, box, g.swizzle));
   }
-  const int smem = overlap::gpu::ring_smem_bytes(kStages * g.tensors * box_bytes);
+  const int smem = overlap::gpu::ring_smem_bytes(g.stages * g.stage_bytes());
   OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(walk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const double us = overlap::gpu::median_us(
       [&](cudaStream_t s) {
-        walk<<<sms, 64, smem, s>>>(maps, g.tensors, box_bytes, g.box_rows, g.box_row_bytes, boxes_per_row, blocks,
-                                   g.staggered ? 7 : 0);
+        walk<<<sms, 64, smem, s>>>(maps, g.tensors, g.box_rows, g.rows_of(1), g.box_row_bytes, boxes_per_row, blocks,
+                                   g.staggered ? 7 : 0, g.stages);
       },
       repeats, false);
   OVERLAP_CUDA_CHECK(cudaGetLastError());
   OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
-  const double per_sm_bytes = double(kLoadsPerCta) * g.tensors * box_bytes;
-  const double box_rows = double(kLoadsPerCta) * g.tensors * g.box_rows;
-  std::printf("%d,%d,%d,%d,%s,%d,%.1f,%.3f\n", g.tensors, g.stride, g.box_rows, g.box_row_bytes,
-              swizzle_name(g.swizzle), int(g.staggered), per_sm_bytes / (us * 1e3), box_rows / (us * 1e3));
+  const double per_sm_bytes = double(kLoadsPerCta) * g.stage_bytes();
+  const double box_rows = double(kLoadsPerCta) * g.stage_bytes() / g.box_row_bytes;
+  std::printf("%d,%d,%d,%d,%d,%s,%d,%d,%d,%.1f,%.3f\n", g.tensors, g.stride, g.box_rows, g.rows_of(1),
+              g.box_row_bytes, swizzle_name(g.swizzle), int(g.staggered), g.stages, kRows, per_sm_bytes / (us * 1e3),
+              box_rows / (us * 1e3));
 }
 
 }  // namespace
@@ -119,10 +132,24 @@ int main(int argc, char** argv) {
       // N = 3072) reading different boxes of it at once rather than the same one
       {1, 7168, 128, 128, sw128, true}, {3, 7168, 128, 128, sw128, true}, {3, 7168, 64, 128, sw128, true},
       {1, 7168, 64, 128, sw128, true}, {1, 7168, 256, 128, sw128, true},
+      // ring depth: does one tensor's walk speed up with more of its boxes in flight (calibrate
+      // measured 1-4 stages; the dualgemm kernels keep 6 or 7)?
+      {1, 7168, 128, 128, sw128, false, 2}, {1, 7168, 128, 128, sw128, false, 6},
+      {1, 7168, 128, 128, sw128, false, 8}, {1, 7168, 128, 128, sw128, false, 12},
+      // a 128x48 dualgemm stage (A 128 rows, B1 and B2 48) and a 128x64 one, at 4 stages and at
+      // the kernels' 7 and 6
+      {3, 7168, 128, 128, sw128, false, 4, 48}, {3, 7168, 128, 128, sw128, false, 7, 48},
+      {3, 7168, 128, 128, sw128, false, 4, 64}, {3, 7168, 128, 128, sw128, false, 6, 64},
+      // the tensors' footprint in L2 (1280 rows: 9.2 MB each): one tensor of 256 rows (1.8 MB, an
+      // A operand at M = 256, K = 7168) to 5120, and the 128x48 stage with small tensors
+      {1, 7168, 128, 128, sw128, false, 4, 0, 256}, {1, 7168, 128, 128, sw128, false, 4, 0, 512},
+      {1, 7168, 128, 128, sw128, false, 4, 0, 2560}, {1, 7168, 128, 128, sw128, false, 4, 0, 5120},
+      {3, 7168, 128, 128, sw128, false, 7, 48, 256}, {3, 7168, 128, 128, sw128, false, 4, 0, 256},
+      {3, 7168, 128, 128, sw128, false, 4, 0, 512},
   };
-  std::printf("# tma_walk_geometry: %d CTAs, one an SM, %d loads each, %d stages, L2-resident tensors\n", sms,
-              kLoadsPerCta, kStages);
-  std::printf("tensors,row_stride_bytes,box_rows,box_row_bytes,swizzle,staggered,GBps_per_sm,box_rows_per_ns_per_sm\n");
+  std::printf("# tma_walk_geometry: %d CTAs, one an SM, %d loads each, L2-resident tensors\n", sms, kLoadsPerCta);
+  std::printf("tensors,row_stride_bytes,box_rows,other_box_rows,box_row_bytes,swizzle,staggered,stages,tensor_rows,"
+              "GBps_per_sm,box_rows_per_ns_per_sm\n");
   for (const Geometry& g : geometries) run(g, sms, repeats);
   return 0;
 }

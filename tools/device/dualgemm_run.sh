@@ -5,7 +5,7 @@
 # Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
 # SANITIZER_TIMEOUT, SANITIZER_FILTER (gtest filter of the sanitizer runs), BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_dualgemm.py arguments),
 # TEST_FILTER (gtest filter), NCU_SHAPE (M,N,K) / NCU_VARIANT (one or a space-separated list) /
-# NCU_FORMAT (ncu; one report per variant, ncu_<variant>.txt).
+# NCU_FORMAT (ncu; one report per variant, ncu_<variant>.txt), NCU_METRICS (more metrics, comma-separated).
 set -o pipefail
 what=${1:-all}
 OUT=${OUT:-out}
@@ -51,7 +51,7 @@ if [[ $what == ncu ]]; then
     timeout 200 ncu --kernel-name regex:dualgemm_kernel --launch-skip 1 --launch-count 1 \
       --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
       --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section Occupancy --section LaunchStats \
-      --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum \
+      --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum${NCU_METRICS:+,$NCU_METRICS} \
       python3 bench/gpu/bench_dualgemm.py --lib "$B/cuda/dualgemm/liboverlap_dualgemm_capi.so" --reps 1 --warmup 1 \
       --variants "$variant" --shapes "$shape" --formats "${NCU_FORMAT:-fp8}" >"$report" 2>&1
     echo "ncu $variant: exit $?"
