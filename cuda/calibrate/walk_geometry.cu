@@ -47,6 +47,9 @@ struct Geometry {
   int stages = 4;
   int other_rows = 0;  // box rows of the second and third tensors (a GEMM stage's B1, B2); 0: box_rows
   int tensor_rows = 1280;  // rows of each tensor: its footprint in L2 (x the row stride)
+  int threads = 64;        // the CTA's threads (the dualgemm kernels have 384)
+  bool prefetch_maps = false;  // prefetch.tensormap of every map first, as the dualgemm kernels do
+  bool flush = false;          // L2 emptied before each run: every box's first reader goes to DRAM
   int rows_of(int j) const { return j == 0 || other_rows == 0 ? box_rows : other_rows; }
   int stage_bytes() const {
     int b = 0;
@@ -55,9 +58,11 @@ struct Geometry {
   }
 };
 
-__global__ void __launch_bounds__(64, 1)
+__global__ void __launch_bounds__(384, 1)
     walk(const __grid_constant__ Maps maps, int tensors, int box_rows, int other_rows, int box_row_bytes,
-         int boxes_per_row, int blocks, int stagger, int stages) {
+         int boxes_per_row, int blocks, int stagger, int stages, bool prefetch_maps) {
+  if (prefetch_maps && threadIdx.x == 0)
+    for (int j = 0; j < tensors; ++j) tma_prefetch_map(&maps.map[j]);
   const int stage_bytes = (box_rows + (tensors - 1) * other_rows) * box_row_bytes;
   const auto issue = [&](int i, unsigned char* dst, std::uint64_t* bar) {
     const int block = int((blockIdx.x + static_cast<long long>(i / boxes_per_row) * gridDim.x) % blocks);
@@ -97,17 +102,17 @@ void run(const Geometry& g, int sms, int repeats) {
   OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(walk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const double us = overlap::gpu::median_us(
       [&](cudaStream_t s) {
-        walk<<<sms, 64, smem, s>>>(maps, g.tensors, g.box_rows, g.rows_of(1), g.box_row_bytes, boxes_per_row, blocks,
-                                   g.staggered ? 7 : 0, g.stages);
+        walk<<<sms, g.threads, smem, s>>>(maps, g.tensors, g.box_rows, g.rows_of(1), g.box_row_bytes, boxes_per_row,
+                                          blocks, g.staggered ? 7 : 0, g.stages, g.prefetch_maps);
       },
-      repeats, false);
+      repeats, g.flush);
   OVERLAP_CUDA_CHECK(cudaGetLastError());
   OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
   const double per_sm_bytes = double(kLoadsPerCta) * g.stage_bytes();
   const double box_rows = double(kLoadsPerCta) * g.stage_bytes() / g.box_row_bytes;
-  std::printf("%d,%d,%d,%d,%d,%s,%d,%d,%d,%.1f,%.3f\n", g.tensors, g.stride, g.box_rows, g.rows_of(1),
-              g.box_row_bytes, swizzle_name(g.swizzle), int(g.staggered), g.stages, kRows, per_sm_bytes / (us * 1e3),
-              box_rows / (us * 1e3));
+  std::printf("%d,%d,%d,%d,%d,%s,%d,%d,%d,%d,%d,%.1f,%.3f\n", g.tensors, g.stride, g.box_rows, g.rows_of(1),
+              g.box_row_bytes, swizzle_name(g.swizzle), int(g.staggered), g.stages, kRows, g.threads,
+              int(g.prefetch_maps) + 2 * int(g.flush), per_sm_bytes / (us * 1e3), box_rows / (us * 1e3));
 }
 
 }  // namespace
@@ -146,10 +151,15 @@ int main(int argc, char** argv) {
       {1, 7168, 128, 128, sw128, false, 4, 0, 2560}, {1, 7168, 128, 128, sw128, false, 4, 0, 5120},
       {3, 7168, 128, 128, sw128, false, 7, 48, 256}, {3, 7168, 128, 128, sw128, false, 4, 0, 256},
       {3, 7168, 128, 128, sw128, false, 4, 0, 512},
+      // the dualgemm kernel's CTA: 384 threads, the maps prefetched
+      {1, 7168, 128, 128, sw128, false, 4, 0, 1280, 384}, {1, 7168, 128, 128, sw128, false, 4, 0, 1280, 64, true},
+      {3, 7168, 128, 128, sw128, false, 7, 48, 256, 384, true},
+      {1, 7168, 128, 128, sw128, false, 4, 0, 1280, 64, false, true},
+      {3, 7168, 128, 128, sw128, false, 7, 48, 1280, 64, false, true},
   };
   std::printf("# tma_walk_geometry: %d CTAs, one an SM, %d loads each, L2-resident tensors\n", sms, kLoadsPerCta);
   std::printf("tensors,row_stride_bytes,box_rows,other_box_rows,box_row_bytes,swizzle,staggered,stages,tensor_rows,"
-              "GBps_per_sm,box_rows_per_ns_per_sm\n");
+              "threads,prefetch_maps+2flush,GBps_per_sm,box_rows_per_ns_per_sm\n");
   for (const Geometry& g : geometries) run(g, sms, repeats);
   return 0;
 }
