@@ -123,6 +123,7 @@ struct Op {
   double rate = 0;
   double latency_ns = 0;  // after the transfer (loads)
   double stream_done_ns = 0;  // a walk load's turn in its tensor's stream ends (lands no earlier)
+  double not_before_ns = 0;   // a cold start's load lands no earlier than this
   int* walk_in_flight = nullptr;  // its tensor's loads in flight on this SM (this one included)
   double port_share = 0;      // of a walk load's transfer, the part its SM's walk rate sets
   bool is_load = false;
@@ -144,8 +145,9 @@ struct Timed {
 class SmSimulation {
  public:
   SmSimulation(const HardwareProfile& hw, const KernelSpec& k, int ctas, double active_sms,
-               std::vector<TraceEvent>* trace)
-      : hw_(hw), k_(k), rates_(hw, active_sms, ctas), trace_(trace) {
+               std::vector<TraceEvent>* trace, bool cold_start)
+      : hw_(hw), k_(k), rates_(hw, active_sms, ctas), trace_(trace),
+        cold_first_load_ns_(cold_start ? hw.tma_first_load_ns : 0) {
     OVERLAP_REQUIRE(k.tiles >= 0, "kernel '{}': tiles must not be negative", k.name);
     counts_.assign(std::size_t(ctas) * k.barriers.size(), std::vector<int>(std::size_t(std::max(k.tiles, 1)), 0));
     waiters_.assign(std::size_t(ctas) * k.barriers.size(), {});
@@ -344,6 +346,9 @@ class SmSimulation {
     op.start_ns = now_;
     op.step = &st;
     cost(st, k_.roles[s.role].warps, op, s.cta == 0);  // per-CTA totals come from CTA 0
+    // Cold start: no load's data lands before the measured first load's would (counted from the
+    // kernel's start), whichever role or tile issues it.
+    if (op.is_load && now_ < cold_first_load_ns_) op.not_before_ns = cold_first_load_ns_;
     if (op.is_load) ++loads_in_flight_;
     if (op.remaining <= 0 && op.port_remaining <= 0) op.remaining = kEps;
     op.order = seq_++;
@@ -522,9 +527,9 @@ class SmSimulation {
   void finish_transfer(const Op& op) {
     if (trace_ && op.cta == 0 && op.step)
       trace_->push_back({fmt::format("unit {}", unit_name(op.unit)), op.step->label, op.start_ns, now_, true});
-    if (op.latency_ns > 0 || op.stream_done_ns > now_) {
-      timed_.push({std::max(now_, op.stream_done_ns) + op.latency_ns, seq_++, op.role, op.cta, op.barrier, op.index,
-                   op.is_load, op.walk_in_flight});
+    const double lands = std::max(std::max(now_, op.stream_done_ns) + op.latency_ns, op.not_before_ns);
+    if (lands > now_) {
+      timed_.push({lands, seq_++, op.role, op.cta, op.barrier, op.index, op.is_load, op.walk_in_flight});
       return;
     }
     if (op.walk_in_flight) --*op.walk_in_flight;
@@ -553,6 +558,7 @@ class SmSimulation {
   const KernelSpec& k_;
   Rates rates_;
   std::vector<TraceEvent>* trace_;
+  const double cold_first_load_ns_;  // the first wave's loads land this long after its start at the earliest (0: no cold start)
   std::vector<RoleState> roles_;
   std::vector<int> ready_;
   std::vector<Op> ops_;
@@ -575,9 +581,9 @@ class SmSimulation {
 }  // namespace
 
 SmResult simulate_sm(const HardwareProfile& hw, const KernelSpec& kernel, int ctas_on_sm, double active_sms,
-                     std::vector<TraceEvent>* trace) {
+                     std::vector<TraceEvent>* trace, bool cold_start) {
   OVERLAP_REQUIRE(ctas_on_sm >= 1, "kernel '{}': no CTA on the SM", kernel.name);
-  return SmSimulation(hw, kernel, ctas_on_sm, active_sms, trace).run();
+  return SmSimulation(hw, kernel, ctas_on_sm, active_sms, trace, cold_start).run();
 }
 
 }  // namespace overlap::sim

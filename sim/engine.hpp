@@ -31,7 +31,9 @@ struct SmResult {
   double load_bytes = 0, store_bytes = 0, hbm_bytes = 0;
 };
 
+// `cold_start`: the kernel's first wave, whose loads land no earlier than the profile's cold
+// first load (tma_first_load_ns) after its start.
 SmResult simulate_sm(const HardwareProfile& hw, const KernelSpec& kernel, int ctas_on_sm, double active_sms,
-                     std::vector<TraceEvent>* trace = nullptr);
+                     std::vector<TraceEvent>* trace = nullptr, bool cold_start = false);
 
 }  // namespace overlap::sim

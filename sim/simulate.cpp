@@ -31,26 +31,32 @@ KernelResult simulate_kernel(const HardwareProfile& hw, const KernelSpec& k, dou
   double waves_ns = 0, active_sm_ns = 0;
   std::array<double, kUnitCount> busy_sm_ns{};
   SmResult per_cta;
+  // A workload's first kernel finds nothing warm (tensor descriptors, address translation, the
+  // data in DRAM): its first wave's loads land no earlier than the profile's cold first load;
+  // later waves, and kernels queued behind another (whose data that one touched), do not wait
+  // it. Copy-engine transfers (launch_us >= 0) are not kernels.
+  const bool cold = k.launch_us < 0 && !queued;
+  const auto add_wave = [&](const SmResult& w, double count, double wave_sms) {
+    waves_ns += count * w.time_ns;
+    active_sm_ns += count * wave_sms * w.time_ns;
+    for (int u = 0; u < kUnitCount; ++u) busy_sm_ns[u] += count * wave_sms * w.busy_ns[u];
+    r.load_ns += count * wave_sms * w.load_ns;
+    r.load_hidden_ns += count * wave_sms * w.load_hidden_ns;
+  };
   if (r.full_waves > 0) {
-    const SmResult full = simulate_sm(hw, k, occ.ctas_per_sm, double(sms), sink);
+    const SmResult first = simulate_sm(hw, k, occ.ctas_per_sm, double(sms), sink, cold);
     sink = nullptr;
-    waves_ns += double(r.full_waves) * full.time_ns;
-    active_sm_ns += double(r.full_waves * sms) * full.time_ns;
-    for (int u = 0; u < kUnitCount; ++u) busy_sm_ns[u] += double(r.full_waves * sms) * full.busy_ns[u];
-    r.load_ns += double(r.full_waves * sms) * full.load_ns;
-    r.load_hidden_ns += double(r.full_waves * sms) * full.load_hidden_ns;
-    per_cta = full;
+    add_wave(first, 1, double(sms));
+    if (r.full_waves > 1)
+      add_wave(cold ? simulate_sm(hw, k, occ.ctas_per_sm, double(sms)) : first, double(r.full_waves - 1), double(sms));
+    per_cta = first;
   }
   if (r.tail_ctas > 0) {
     // The block scheduler spreads the last CTAs over as many SMs as it can.
     const std::int64_t tail_sms = std::min(sms, r.tail_ctas);
     const int per_sm = int((r.tail_ctas + tail_sms - 1) / tail_sms);
-    const SmResult tail = simulate_sm(hw, k, per_sm, double(tail_sms), sink);
-    waves_ns += tail.time_ns;
-    active_sm_ns += double(tail_sms) * tail.time_ns;
-    for (int u = 0; u < kUnitCount; ++u) busy_sm_ns[u] += double(tail_sms) * tail.busy_ns[u];
-    r.load_ns += double(tail_sms) * tail.load_ns;
-    r.load_hidden_ns += double(tail_sms) * tail.load_hidden_ns;
+    const SmResult tail = simulate_sm(hw, k, per_sm, double(tail_sms), sink, cold && r.full_waves == 0);
+    add_wave(tail, 1, double(tail_sms));
     if (r.full_waves == 0) per_cta = tail;
   }
   // Where the kernel states its bytes over all CTAs (its simulated CTA is not typical of them),

@@ -19,6 +19,8 @@
 //   TMA streams     - every SM streaming 32 KiB TMA loads through 1-6 stages, from L2 and from
 //                     HBM: the delivered bandwidth and one load's latency under load; a GEMM's
 //                     operand walk from HBM and L2, alone and beside wgmma (tma_stream.cu);
+//   cold start      - a launch's first TMA load beyond the launch, after an L2 flush
+//                     (first_load.cu);
 //   cold code       - a first pass over 64 KiB of straight-line SASS against a second, after an
 //                     L2 flush: instruction-fetch cycles per KiB (icache.cu);
 //   fetch rate      - a scheduler's issue rate over straight-line bodies of 4-256 KiB, one warp
@@ -45,6 +47,7 @@
 #include "calibrate/sm_throughput.hpp"
 #include "calibrate/store_drain.hpp"
 #include "calibrate/tensor_stream.hpp"
+#include "calibrate/first_load.hpp"
 #include "calibrate/tma_stream.hpp"
 #include "runtime/cublas_check.hpp"
 #include "runtime/cuda_check.hpp"
@@ -317,6 +320,7 @@ Calibration calibrate_device(const CalibrateOptions& options) {
   for (auto& f : measure_sm_latencies()) cal.fields.push_back(std::move(f));
   for (auto& f : measure_sm_throughput(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
   for (auto& f : measure_tma_stream(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
+  for (auto& f : measure_first_load(options.repeats, cal.compute_capability)) cal.fields.push_back(std::move(f));
   for (auto& f : measure_cold_code()) cal.fields.push_back(std::move(f));
   for (auto& f : measure_fetch_rate()) cal.fields.push_back(std::move(f));
   for (auto& f : measure_cluster_slots(cal.compute_capability)) cal.fields.push_back(std::move(f));

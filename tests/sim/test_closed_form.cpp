@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <tuple>
 
 #include "sim/api.hpp"
@@ -15,6 +16,15 @@ namespace overlap::sim {
 namespace {
 
 double launch_ns(const HardwareProfile& hw) { return hw.launch_overhead_us * 1e3; }
+
+// The closed forms are of the engine's steady state: a workload's cold first load
+// (tma_first_load_ns) holds back only the start of its first kernel, and has its own test
+// (ColdStart below).
+HardwareProfile steady_profile(const std::string& name) {
+  HardwareProfile hw = load_profile(name);
+  hw.tma_first_load_ns = 0;
+  return hw;
+}
 double tensor_flops_per_ns_sm(const HardwareProfile& hw) { return hw.bf16_step_TFLOPs() * 1e3 / hw.sm_count; }
 
 // Streams `bytes_per_cta` in and out per CTA, 4-stage pipeline, 2 CTAs per SM.
@@ -106,7 +116,7 @@ KernelSpec handoff_loop(int outputs, int kt, double flops, double epilogue_ns, i
 // Parameterised over every built-in profile and a size.
 class ClosedForm : public ::testing::TestWithParam<std::tuple<std::string, int>> {
  protected:
-  HardwareProfile hw = load_profile(std::get<0>(GetParam()));
+  HardwareProfile hw = steady_profile(std::get<0>(GetParam()));
   int scale = std::get<1>(GetParam());
 };
 
@@ -351,7 +361,7 @@ TEST(WalkLoads, ChargedAsCalibrateMeasuresThem) {
     const KernelSpec k = walk_kernel(hw, tensors, flops, first_misses, prefetch_second);
     return (simulate_kernel(hw, k).time_ns - hw.launch_overhead_us * 1e3) / (kWalkTiles * kWalkBytes * tensors);
   };
-  HardwareProfile hw = load_profile("H100");
+  HardwareProfile hw = steady_profile("H100");
   ASSERT_GT(hw.tma_walk_stream_GBps, 0);
   ASSERT_GT(hw.tma_walk_sm_GBps, 2 * hw.tma_walk_stream_GBps);
   EXPECT_NEAR(time(hw, 1) * hw.tma_walk_stream_GBps, 1.0, 0.05);  // ns per byte x bytes per ns
@@ -444,6 +454,47 @@ TEST(TensorRate, StepsRunAtTheWgmmaStreamWhereMeasured) {
   EXPECT_NEAR(per_sm_rate() / (hw.tensor_bf16_stream_TFLOPs * 1e3 / hw.sm_count), 1.0, 0.01);
   hw.tensor_bf16_stream_TFLOPs = 0;  // not measured: the library GEMM's rate
   EXPECT_NEAR(per_sm_rate() / (hw.tensor_bf16_TFLOPs * 1e3 / hw.sm_count), 1.0, 0.01);
+}
+
+// One load of `bytes` from HBM per CTA, waited for, and nothing else: overlap calibrate's cold
+// start (first_load.cu) as a kernel, `waves` rounds of one CTA an SM.
+KernelSpec one_load_each(const HardwareProfile& hw, double bytes, int waves) {
+  KernelSpec k;
+  k.name = "one load";
+  k.ctas = std::int64_t(waves) * hw.sm_count;
+  k.threads_per_cta = 384;
+  k.regs_per_cta = regs_for_warps(12, 64);
+  k.smem_bytes = 200 * 1024;  // one CTA an SM
+  Role r;
+  r.name = "loader";
+  r.warps = 12;
+  r.body = {load(bytes, 1.0, CopyEngine::Tma, "load")};
+  k.roles = {r};
+  return k;
+}
+
+TEST(ColdStart, AWorkloadsFirstLoadsLandNoEarlierThanCalibrateMeasured) {
+  for (const char* gpu : {"H100", "H200"}) {
+    const HardwareProfile hw = load_profile(gpu);
+    const HardwareProfile warm = steady_profile(gpu);
+    ASSERT_GT(hw.tma_first_load_ns, 0) << gpu;
+    const KernelSpec one = one_load_each(hw, 16384, 1);
+    const double steady = simulate_kernel(warm, one).time_ns - launch_ns(hw);
+    ASSERT_LT(steady, hw.tma_first_load_ns) << gpu << ": the cold load is the longer";
+    // The first kernel of a workload: its load lands the measured cold time after its start.
+    EXPECT_NEAR((simulate_kernel(hw, one).time_ns - launch_ns(hw)) / hw.tma_first_load_ns, 1.0, 0.01) << gpu;
+    // Queued behind another kernel (which touched the data): no cold start.
+    EXPECT_DOUBLE_EQ(simulate_kernel(hw, one, 0, nullptr, true).time_ns, simulate_kernel(warm, one, 0, nullptr, true).time_ns)
+        << gpu;
+    // Three waves: only the first waits it.
+    const KernelSpec three = one_load_each(hw, 16384, 3);
+    EXPECT_NEAR(simulate_kernel(hw, three).time_ns - simulate_kernel(warm, three).time_ns,
+                hw.tma_first_load_ns - steady, 1.0)
+        << gpu;
+  }
+  // Not measured (0): no cold start.
+  const HardwareProfile t4 = load_profile("T4");
+  EXPECT_EQ(t4.tma_first_load_ns, 0);
 }
 
 TEST(Occupancy, RegisterHungryCtasLoseResidency) {

@@ -2,10 +2,9 @@
 # One GPU call: build and run one of the experiments beside the calibration (cuda/calibrate/):
 #   bash tools/device/experiment.sh walk_geometry [REPEATS]   # one tensor's TMA walk rate by geometry
 #   bash tools/device/experiment.sh burst_drift [REPEATS]     # do SMs loading in bursts stay in step?
-#   bash tools/device/experiment.sh launch_smem [REPEATS]     # a launch's cost with most of the shared memory
 # Its CSV goes to $OUT/<name>.csv.
 set -o pipefail
-name=${1:?usage: experiment.sh walk_geometry|burst_drift|launch_smem [REPEATS]}
+name=${1:?usage: experiment.sh walk_geometry|burst_drift [REPEATS]}
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 if ! source tools/device/setup.sh "tma_$name" >"$OUT/build.log" 2>&1; then
