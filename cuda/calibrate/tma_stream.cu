@@ -112,7 +112,7 @@ __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], std::uint64_t a, std
 template <int N>
 __global__ void __launch_bounds__(kBesideThreads, 1)
     tma_walk_beside_wgmma(const __grid_constant__ WalkMaps maps, int nmaps, int stages, int blocks, int total_blocks,
-                          int mma_batches, float* sink, long long* cycles) {
+                          int mma_batches, float* sink, long long* cycles, long long* mma_cycles) {
   __shared__ __align__(1024) std::uint32_t tiles[(64 + N) * 32];
   for (int i = threadIdx.x; i < (64 + N) * 32; i += blockDim.x) tiles[i] = 0x3c003c00u ^ ((i * 2654435761u) & 0x00ff00ffu);
   fence_proxy_async();
@@ -136,6 +136,7 @@ __global__ void __launch_bounds__(kBesideThreads, 1)
       wgmma_wait<0>();
       fence_regs(d);
     }
+    if (threadIdx.x == 0) mma_cycles[blockIdx.x] = clock64() - t0;
     float acc = 0.f;
 #pragma unroll
     for (int j = 0; j < N / 2; ++j) acc += d[j];
@@ -209,31 +210,47 @@ class WalkTensors {
     return walk_GBps(sms * per_sm, smem, kWalkMaxMaps, stages, blocks, false, repeats, 0) / sms;
   }
 
-  // Bytes per SM clock of the walk of three tensors through kBesideStages stages, the median over
-  // CTAs (clock64), beside two warpgroups streaming wgmma m64nNk16 (N = 0: alone; enough
-  // batches to outlast the walk).
-  double bytes_per_clk_beside(int sms, int blocks, int n, int repeats) const {
-    DeviceBuffer sink(std::size_t(sms) * 256 * sizeof(float)), cycles(std::size_t(sms) * sizeof(long long));
-    const int batches = n == 0 ? 0 : 64 * blocks * kWalkMaxMaps * 64 / n;
-    std::vector<double> per_run;
+  // The walk of three tensors through kBesideStages stages beside two warpgroups streaming wgmma
+  // m64nNk16 (N = 0: alone; blocks = 0: the wgmmas alone; enough batches to outlast the walk),
+  // medians over CTAs (clock64) and runs: the walk's bytes per SM clock and cycles, and the
+  // wgmma stream's cycles.
+  struct Beside {
+    double walk_bytes_per_clk = 0, walk_cycles = 0, mma_cycles = 0;
+  };
+  Beside beside_wgmma(int sms, int blocks, int n, int batches, int repeats) const {
+    DeviceBuffer sink(std::size_t(sms) * 256 * sizeof(float)), cycles(std::size_t(sms) * sizeof(long long)),
+        mma_cycles(std::size_t(sms) * sizeof(long long));
+    std::vector<double> walk, walk_cycles, mma;
+    const auto median_of = [&](const DeviceBuffer& b) {
+      std::vector<long long> c(sms);
+      OVERLAP_CUDA_CHECK(cudaMemcpy(c.data(), b.get(), c.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+      std::sort(c.begin(), c.end());
+      return double(c[c.size() / 2]);
+    };
     for (int r = 0; r < repeats + 1; ++r) {
       const auto launch = [&](auto kernel) {
         kernel<<<sms, kBesideThreads, kBesideSmemBytes>>>(maps_, kWalkMaxMaps, kBesideStages, blocks, total_blocks_,
-                                                          batches, sink.as<float>(), cycles.as<long long>());
+                                                          batches, sink.as<float>(), cycles.as<long long>(),
+                                                          mma_cycles.as<long long>());
       };
       if (n == 256) launch(tma_walk_beside_wgmma<256>);
       else if (n == 128) launch(tma_walk_beside_wgmma<128>);
       else launch(tma_walk_beside_wgmma<64>);
       OVERLAP_CUDA_CHECK(cudaGetLastError());
-      std::vector<long long> c(sms);
-      OVERLAP_CUDA_CHECK(cudaMemcpy(c.data(), cycles.get(), c.size() * sizeof(long long), cudaMemcpyDeviceToHost));
-      std::sort(c.begin(), c.end());
-      if (r > 0)
-        per_run.push_back(double(blocks) * kWalkBoxesPerRow * kWalkMaxMaps * kWalkBoxBytes / double(c[c.size() / 2]));
+      if (r == 0) continue;
+      const double c = median_of(cycles);
+      walk_cycles.push_back(c);
+      walk.push_back(double(blocks) * kWalkBoxesPerRow * kWalkMaxMaps * kWalkBoxBytes / c);
+      if (batches > 0) mma.push_back(median_of(mma_cycles));
     }
-    std::sort(per_run.begin(), per_run.end());
-    return per_run[per_run.size() / 2];
+    const auto median = [](std::vector<double> v) {
+      if (v.empty()) return 0.0;
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    return {median(walk), median(walk_cycles), median(mma)};
   }
+  static int batches_to_outlast(int blocks, int n) { return n == 0 ? 0 : 64 * blocks * kWalkMaxMaps * 64 / n; }
 
  private:
   // Bytes delivered per second (GB/s) by `ctas` CTAs of `smem` bytes of ring each, walking
@@ -331,11 +348,20 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
     }
     const double stage_bytes = kWalkMaxMaps * kWalkBoxBytes;
     pf_rate = 2 * kWalkBoxBytes / (stage_bytes / with_pf[2] - stage_bytes / with_pf[0]);
-    alone_clk = from_l2.bytes_per_clk_beside(sms, 8, 0, repeats);
+    const auto alone = from_l2.beside_wgmma(sms, 8, 0, 0, repeats);
+    alone_clk = alone.walk_bytes_per_clk;
     std::vector<double> beside;
     for (int n : {64, 128, 256}) {
-      beside.push_back(from_l2.bytes_per_clk_beside(sms, 8, n, repeats));
-      beside_curve += fmt::format("{}N = {}: {:.1f}", beside_curve.empty() ? "" : ", ", n, beside.back());
+      // The wgmma stream's share of its own rate while the walk runs beside it: its batches took
+      // `with` cycles beside the walk's `walk_cycles`, `without` alone.
+      const int batches = WalkTensors::batches_to_outlast(8, n);
+      const auto with = from_l2.beside_wgmma(sms, 8, n, batches, repeats);
+      const auto without = from_l2.beside_wgmma(sms, 0, n, batches, repeats);
+      const double mma_share = 1 - (with.mma_cycles - without.mma_cycles) / with.walk_cycles;
+      const double flops_per_clk = batches * 16.0 * 2 * 64 * n * 16 * 2 / without.mma_cycles;
+      beside.push_back(with.walk_bytes_per_clk);
+      beside_curve += fmt::format("{}N = {}: {:.1f} (the wgmmas meanwhile at {:.2f} of their {:.0f} FLOPs a clock alone)",
+                                  beside_curve.empty() ? "" : ", ", n, beside.back(), mma_share, flops_per_clk);
     }
     std::sort(beside.begin(), beside.end());
     beside_clk = beside[1];  // the median of the three shapes
