@@ -50,6 +50,10 @@ struct Geometry {
   int threads = 64;        // the CTA's threads (the dualgemm kernels have 384)
   bool prefetch_maps = false;  // prefetch.tensormap of every map first, as the dualgemm kernels do
   bool flush = false;          // L2 emptied before each run: every box's first reader goes to DRAM
+  // The second and third tensors as a GEMM's B at small M: `b_share` CTAs (consecutive) share each
+  // of their row blocks, and those blocks are fresh ones (b_blocks of them: 0, the first
+  // tensor's), as the dualgemm kernels' CTAs of one column share its B tile.
+  int b_share = 0, b_blocks = 0;
   int rows_of(int j) const { return j == 0 || other_rows == 0 ? box_rows : other_rows; }
   int stage_bytes() const {
     int b = 0;
@@ -60,17 +64,20 @@ struct Geometry {
 
 __global__ void __launch_bounds__(384, 1)
     walk(const __grid_constant__ Maps maps, int tensors, int box_rows, int other_rows, int box_row_bytes,
-         int boxes_per_row, int blocks, int stagger, int stages, bool prefetch_maps) {
+         int boxes_per_row, int blocks, int stagger, int stages, bool prefetch_maps, int b_share, int b_blocks) {
   if (prefetch_maps && threadIdx.x == 0)
     for (int j = 0; j < tensors; ++j) tma_prefetch_map(&maps.map[j]);
   const int stage_bytes = (box_rows + (tensors - 1) * other_rows) * box_row_bytes;
   const auto issue = [&](int i, unsigned char* dst, std::uint64_t* bar) {
     const int block = int((blockIdx.x + static_cast<long long>(i / boxes_per_row) * gridDim.x) % blocks);
     const int box = int((i + static_cast<long long>(blockIdx.x) * stagger) % boxes_per_row);
+    const int b_block = b_share > 0 ? int((blockIdx.x / b_share + static_cast<long long>(i / boxes_per_row) *
+                                                                           (gridDim.x / b_share)) % b_blocks)
+                                    : block;
     for (int j = 0; j < tensors; ++j) {
       const int rows = j == 0 ? box_rows : other_rows;
       const int offset = j == 0 ? 0 : (box_rows + (j - 1) * other_rows) * box_row_bytes;
-      tma_load_4d(dst + offset, &maps.map[j], bar, box * box_row_bytes, block * rows, 0, 0);
+      tma_load_4d(dst + offset, &maps.map[j], bar, box * box_row_bytes, (j == 0 ? block : b_block) * rows, 0, 0);
     }
   };
   overlap::gpu::stream_ring(kLoadsPerCta, stages, stage_bytes, issue);
@@ -88,12 +95,16 @@ void run(const Geometry& g, int sms, int repeats) {
   const int row_bytes = std::min(7168, g.stride);  // the walked width of a row (K = 7168 in fp8)
   const int rows = kRows, blocks = kRows / g.box_rows;
   const int boxes_per_row = row_bytes / g.box_row_bytes;
-  DeviceBuffer bufs[kMaxTensors] = {DeviceBuffer(tensor_bytes), DeviceBuffer(tensor_bytes), DeviceBuffer(tensor_bytes)};
+  const int b_rows = g.b_share > 0 ? g.b_blocks * g.rows_of(1) : rows;
+  const std::size_t b_bytes = std::size_t(b_rows) * g.stride;
+  DeviceBuffer bufs[kMaxTensors] = {DeviceBuffer(tensor_bytes), DeviceBuffer(b_bytes), DeviceBuffer(b_bytes)};
   Maps maps{};
   for (int j = 0; j < g.tensors; ++j) {
-    OVERLAP_CUDA_CHECK(cudaMemset(bufs[j].get(), 0x3c, tensor_bytes));
-    const cuuint64_t dims[4] = {cuuint64_t(row_bytes), cuuint64_t(rows), 1, 1};
-    const cuuint64_t strides[3] = {cuuint64_t(g.stride), tensor_bytes, tensor_bytes};
+    const int j_rows = j == 0 ? rows : b_rows;
+    const std::size_t j_bytes = j == 0 ? tensor_bytes : b_bytes;
+    OVERLAP_CUDA_CHECK(cudaMemset(bufs[j].get(), 0x3c, j_bytes));
+    const cuuint64_t dims[4] = {cuuint64_t(row_bytes), cuuint64_t(j_rows), 1, 1};
+    const cuuint64_t strides[3] = {cuuint64_t(g.stride), j_bytes, j_bytes};
     const cuuint32_t box[4] = {cuuint32_t(g.box_row_bytes), cuuint32_t(g.rows_of(j)), 1, 1};
     OVERLAP_CUDA_CHECK(overlap::cuda::make_tensor_map_4d(&maps.map[j], CU_TENSOR_MAP_DATA_TYPE_UINT8, bufs[j].get(),
                                                          dims, strides, box, g.swizzle));
@@ -103,7 +114,7 @@ void run(const Geometry& g, int sms, int repeats) {
   const double us = overlap::gpu::median_us(
       [&](cudaStream_t s) {
         walk<<<sms, g.threads, smem, s>>>(maps, g.tensors, g.box_rows, g.rows_of(1), g.box_row_bytes, boxes_per_row,
-                                          blocks, g.staggered ? 7 : 0, g.stages, g.prefetch_maps);
+                                          blocks, g.staggered ? 7 : 0, g.stages, g.prefetch_maps, g.b_share, g.b_blocks);
       },
       repeats, g.flush);
   OVERLAP_CUDA_CHECK(cudaGetLastError());
@@ -156,6 +167,11 @@ int main(int argc, char** argv) {
       {3, 7168, 128, 128, sw128, false, 7, 48, 256, 384, true},
       {1, 7168, 128, 128, sw128, false, 4, 0, 1280, 64, false, true},
       {3, 7168, 128, 128, sw128, false, 7, 48, 1280, 64, false, true},
+      // the 128x48 kernel's walk at (256, 3072, K): A of 256 rows (66 CTAs on each block), B1 and
+      // B2 in 48-row blocks two CTAs share, fresh blocks each (from DRAM with the flush)
+      {3, 7168, 128, 128, sw128, false, 7, 48, 256, 384, true, true, 2, 66 * 16},
+      {3, 7168, 128, 128, sw128, false, 7, 48, 256, 384, true, false, 2, 66 * 16},
+      {3, 7168, 128, 128, sw128, false, 7, 64, 256, 384, true, true, 2, 66 * 16},
   };
   std::printf("# tma_walk_geometry: %d CTAs, one an SM, %d loads each, L2-resident tensors\n", sms, kLoadsPerCta);
   std::printf("tensors,row_stride_bytes,box_rows,other_box_rows,box_row_bytes,swizzle,staggered,stages,tensor_rows,"
