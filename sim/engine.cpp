@@ -348,7 +348,7 @@ class SmSimulation {
     cost(st, k_.roles[s.role].warps, op, s.cta == 0);  // per-CTA totals come from CTA 0
     // Cold start: no load's data lands before the measured first load's would (counted from the
     // kernel's start), whichever role or tile issues it.
-    if (op.is_load && now_ < cold_first_load_ns_) op.not_before_ns = cold_first_load_ns_;
+    if (op.is_load && !st.l2_prefetch && now_ < cold_first_load_ns_) op.not_before_ns = cold_first_load_ns_;
     if (op.is_load) ++loads_in_flight_;
     if (op.remaining <= 0 && op.port_remaining <= 0) op.remaining = kEps;
     op.order = seq_++;

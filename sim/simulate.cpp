@@ -35,7 +35,7 @@ KernelResult simulate_kernel(const HardwareProfile& hw, const KernelSpec& k, dou
   // data in DRAM): its first wave's loads land no earlier than the profile's cold first load;
   // later waves, and kernels queued behind another (whose data that one touched), do not wait
   // it. Copy-engine transfers (launch_us >= 0) are not kernels.
-  const bool cold = k.launch_us < 0 && !queued;
+  const bool cold = k.launch_us < 0 && !queued && hw.tma_first_load_ns > 0;
   const auto add_wave = [&](const SmResult& w, double count, double wave_sms) {
     waves_ns += count * w.time_ns;
     active_sm_ns += count * wave_sms * w.time_ns;

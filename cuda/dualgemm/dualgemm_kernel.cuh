@@ -127,6 +127,8 @@ struct Kernel {
                 "two-atom stages: warp-specialized 128-row tiles, no cluster, no prefetch");
   static_assert(kWN == 32 || kWN == 48 || kWN == 64 || kWN == 96 || kWN == 128);
   static_assert(!TmaStore || kWN % kSubCols == 0, "the TMA store's sub-tiles cover a warpgroup's columns");
+  static_assert(!TmaStore || kSubCols == 32 || kSubCols == 64,
+                "the TMA store's staging rows are 64 or 128 bytes (the swizzles it writes them in)");
   static_assert(kCluster == 1 || WS, "clusters need the persistent producer warpgroup");
   static_assert(kASlice % 8 == 0 && kBSlice % 8 == 0, "multicast slices are whole 8-row swizzle atoms");
   static_assert(BM % CN == 0 && BN % CM == 0, "the slices cover the tiles");
