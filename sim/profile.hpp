@@ -75,7 +75,8 @@ struct HardwareProfile {
   double tma_hbm_latency_ns = 0;
   // A launch's first TMA load: from the start of a kernel that loads one box an SM (from a tensor
   // L2 does not hold) to its data in shared memory, beyond an empty kernel's time (descriptor,
-  // translation and DRAM all cold). The first wave's first load of a kernel waits at least this.
+  // translation and DRAM all cold). No load of a workload's first kernel's first wave lands
+  // earlier than this after the kernel starts.
   double tma_first_load_ns = 0;
   // The same from HBM where each load reads a GEMM operand's tile as a k-loop does: 128 rows of
   // 128 bytes, the rows a K-byte row apart (cuda/calibrate/tma_stream.cu's walk), best over ring

@@ -12,6 +12,7 @@
 
 #include <cute/arch/mma_sm90_gmma.hpp>
 
+#include "calibrate/clock_runs.hpp"
 #include "calibrate/median_time.hpp"
 #include "calibrate/tma_ring.cuh"
 #include "common/sm90_ptx.cuh"
@@ -221,11 +222,10 @@ class WalkTensors {
     DeviceBuffer sink(std::size_t(sms) * 256 * sizeof(float)), cycles(std::size_t(sms) * sizeof(long long)),
         mma_cycles(std::size_t(sms) * sizeof(long long));
     std::vector<double> walk, walk_cycles, mma;
-    const auto median_of = [&](const DeviceBuffer& b) {
+    const auto median_over_ctas = [&](const DeviceBuffer& b) {
       std::vector<long long> c(sms);
       OVERLAP_CUDA_CHECK(cudaMemcpy(c.data(), b.get(), c.size() * sizeof(long long), cudaMemcpyDeviceToHost));
-      std::sort(c.begin(), c.end());
-      return double(c[c.size() / 2]);
+      return median_of(std::vector<double>(c.begin(), c.end()));
     };
     for (int r = 0; r < repeats + 1; ++r) {
       const auto launch = [&](auto kernel) {
@@ -238,17 +238,12 @@ class WalkTensors {
       else launch(tma_walk_beside_wgmma<64>);
       OVERLAP_CUDA_CHECK(cudaGetLastError());
       if (r == 0) continue;
-      const double c = median_of(cycles);
+      const double c = median_over_ctas(cycles);
       walk_cycles.push_back(c);
       walk.push_back(double(blocks) * kWalkBoxesPerRow * kWalkMaxMaps * kWalkBoxBytes / c);
-      if (batches > 0) mma.push_back(median_of(mma_cycles));
+      if (batches > 0) mma.push_back(median_over_ctas(mma_cycles));
     }
-    const auto median = [](std::vector<double> v) {
-      if (v.empty()) return 0.0;
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
-    return {median(walk), median(walk_cycles), median(mma)};
+    return {median_of(walk), median_of(walk_cycles), mma.empty() ? 0.0 : median_of(mma)};
   }
   static int batches_to_outlast(int blocks, int n) { return n == 0 ? 0 : 64 * blocks * kWalkMaxMaps * 64 / n; }
 

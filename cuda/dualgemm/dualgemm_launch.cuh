@@ -15,6 +15,11 @@
 
 namespace overlap::cuda::dualgemm_launch {
 
+// The operands' element type as TMA sees it (fp8 e4m3 codes as bytes).
+inline CUtensorMapDataType operand_type(bool fp8) {
+  return fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+}
+
 // [L, rows, K] operand of `elem`-byte elements as {K, rows, L, 1}, box {128 bytes of K, box_rows}.
 inline cudaError_t operand_map(CUtensorMap* map, bool fp8, const void* base, long long L, long long rows,
                                long long K, int box_rows) {
@@ -22,8 +27,7 @@ inline cudaError_t operand_map(CUtensorMap* map, bool fp8, const void* base, lon
   const cuuint64_t dims[4] = {cuuint64_t(K), cuuint64_t(rows), cuuint64_t(L), 1};
   const cuuint64_t strides[3] = {cuuint64_t(K) * elem, cuuint64_t(rows) * K * elem, cuuint64_t(L) * rows * K * elem};
   const cuuint32_t box[4] = {cuuint32_t(128 / elem), cuuint32_t(box_rows), 1, 1};
-  return make_tensor_map_4d(map, fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, base, dims,
-                            strides, box);
+  return make_tensor_map_4d(map, operand_type(fp8), base, dims, strides, box);
 }
 
 // Boxes of `atoms` 128-byte atoms of K (a two-atom stage, dualgemm_kernel.cuh's issue_load).
@@ -35,8 +39,7 @@ inline cudaError_t atoms_a_map(CUtensorMap* map, bool fp8, const void* base, lon
   const cuuint64_t dims[4] = {cuuint64_t(128 / elem), cuuint64_t(M), cuuint64_t(K * elem / 128), cuuint64_t(L)};
   const cuuint64_t strides[3] = {cuuint64_t(K) * elem, 128, cuuint64_t(M) * K * elem};
   const cuuint32_t box[4] = {cuuint32_t(128 / elem), cuuint32_t(box_rows), cuuint32_t(atoms), 1};
-  return make_tensor_map_4d(map, fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, base, dims,
-                            strides, box);
+  return make_tensor_map_4d(map, operand_type(fp8), base, dims, strides, box);
 }
 // B: [L, N, K] (N a multiple of 8) as {128 bytes, 8 rows, K / 128 bytes, N / 8, L}, box
 // {128 bytes, 8, atoms, box_rows / 8, 1}: lands as [row group][atom][8 rows][128 B].
@@ -46,8 +49,7 @@ inline cudaError_t atoms_b_map(CUtensorMap* map, bool fp8, const void* base, lon
   const cuuint64_t dims[5] = {cuuint64_t(128 / elem), 8, cuuint64_t(K * elem / 128), cuuint64_t(N / 8), cuuint64_t(L)};
   const cuuint64_t strides[4] = {cuuint64_t(K) * elem, 128, 8 * cuuint64_t(K) * elem, cuuint64_t(N) * K * elem};
   const cuuint32_t box[5] = {cuuint32_t(128 / elem), 8, cuuint32_t(atoms), cuuint32_t(box_rows / 8), 1};
-  return make_tensor_map_5d(map, fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, base, dims,
-                            strides, box);
+  return make_tensor_map_5d(map, operand_type(fp8), base, dims, strides, box);
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs, int PrefetchK,

@@ -52,10 +52,10 @@ struct Tiling {
   // operand is on its way from DRAM than the shared-memory ring holds, and the ring's loads hit L2.
   int prefetch_k = 0;
   // Swizzle atoms of K (128 bytes a row each) per stage, all of a stage's atoms of one operand in
-  // one TMA box (warp-specialized 128-row tiles without a cluster). On the H100 one tensor's walk
-  // delivers boxes at a rate set by boxes in flight rather than bytes (the walk_geometry
-  // experiment: unswizzled 128-row boxes of 256 bytes a row 79 GB/s per SM, of 128 bytes 40), so
-  // two atoms a box halve the boxes a k-block needs, at the cost of half as many stages.
+  // one TMA box (warp-specialized 128-row tiles without a cluster): the hypothesis that a k-block
+  // costs the SM's TMA by its boxes, so that two atoms a box (half the boxes, half as many stages)
+  // walk faster. Measured slower (docs/results/dualgemm_h100.md): a box's rows are still 128-byte
+  // pieces, and one tensor's walk is a rate of box rows (the walk_geometry experiment).
   int k_atoms = 1;
 
   constexpr int cluster_size() const { return cluster_m * cluster_n; }
