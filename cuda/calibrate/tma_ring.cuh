@@ -1,8 +1,12 @@
 #pragma once
 // The ring of shared-memory stages the TMA microbenchmarks stream through (tma_stream.cu and the
-// walk_geometry.cu experiment): thread `producer` issues load after load into stage i % stages
-// (`issue(i, stage, bar)` starts load i's copies on `bar`, which expects `bytes` a load); thread
-// producer + 32 (a second warp) waits for each stage to fill and releases it at once.
+// walk_geometry.cu experiment): one thread (or one a warp of several producer warps, in turn)
+// issues load after load into stage i % stages (`issue(i, stage, bar)` starts load i's copies on
+// `bar`, which expects `bytes` a load); one thread of the next warp waits for each stage to fill
+// and releases it, at once or, with `hold_cycles`, after spinning that many SM clocks (standing
+// in for the MMAs that read it). `trace` (CTA 0 only, kTraceStamps clock64 stamps a load): the
+// producer's before its wait for the stage, after it, after the expect_tx and after issuing the
+// load; the consumer's when it has seen the load land.
 #include <cstdint>
 
 #include "common/sm90_ptx.cuh"
@@ -10,18 +14,61 @@
 namespace overlap::gpu {
 
 constexpr int kMaxRingStages = 12;  // the barriers' room: stages of a ring at most
+constexpr int kTraceStamps = 5;
 
 // Dynamic shared memory for a ring of `ring_bytes` (all its stages) and its barriers.
 constexpr int ring_smem_bytes(int ring_bytes) { return 1024 + ring_bytes + 2 * kMaxRingStages * 8; }
 
+// A load's place in a walk, advanced load by load without dividing. The ring's producer is one
+// thread issuing every load, so its index arithmetic is on the critical path: a 64-bit modulo a
+// load (a software routine) held an earlier version of these microbenchmarks to one stage per
+// ~1100 SM clocks, whatever the stage's boxes, bytes or ring depth.
+struct WrapCounter {
+  int value, step, period;
+  __device__ WrapCounter(long long start, long long step_by, int period_of)
+      : value(int(start % period_of)), step(int(step_by % period_of)), period(period_of) {}
+  __device__ void advance() {
+    value += step;
+    if (value >= period) value -= period;
+  }
+};
+
+// A GEMM operand walk: load L reads box L mod boxes_per_row of row block
+// (first_block + (L div boxes_per_row) x block_step) mod blocks.
+struct WalkCursor {
+  WrapCounter box, block;
+  __device__ WalkCursor(long long load, int boxes_per_row, int first_block, int block_step, int blocks)
+      : box(load, 1, boxes_per_row),
+        block(first_block + (load / boxes_per_row) % blocks * static_cast<long long>(block_step), block_step, blocks) {}
+  __device__ void advance() {
+    box.advance();
+    if (box.value == 0) block.advance();
+  }
+};
+
+// How a ring runs (stream_ring): its first producer thread, the producer warps, how long each
+// stage is held, how the waits wait, and the optional trace.
+struct RingOptions {
+  int producer = 0;   // lane 0 of the first producer warp; the consumer is lane 0 of the warp after the producers
+  int producers = 1;  // warps issuing loads in turn (load i: warp i mod producers)
+  int hold_cycles = 0;
+  bool spin = false;  // poll test_wait rather than try_wait (which may suspend the thread)
+  long long* trace = nullptr;
+};
+
+// Load i goes to stage i mod stages; `issue(i, dst, bar)` starts its copies, and is called with
+// dst = nullptr on the other producers (to advance any cursor it keeps) so that each producer
+// sees every load in order. Stage and phase are counted, not divided, as a kernel's
+// compile-time ring would be.
 template <class Issue>
-__device__ void stream_ring(int loads, int stages, int bytes, Issue issue, int producer = 0) {
+__device__ void stream_ring(int loads, int stages, int bytes, Issue issue, const RingOptions& o = {}) {
   using namespace overlap::cuda::sm90;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* ring = aligned_smem(smem_raw);
   auto* full = reinterpret_cast<std::uint64_t*>(ring + stages * bytes);  // 1 KiB multiples: aligned
   std::uint64_t* empty = full + kMaxRingStages;
-  if (threadIdx.x == producer) {
+  const int t = int(threadIdx.x) - o.producer;
+  if (t == 0) {
     for (int s = 0; s < stages; ++s) {
       mbar_init(&full[s], 1);
       mbar_init(&empty[s], 1);
@@ -29,18 +76,53 @@ __device__ void stream_ring(int loads, int stages, int bytes, Issue issue, int p
     mbar_init_fence();
   }
   __syncthreads();
-  if (threadIdx.x == producer) {
-    for (int i = 0; i < loads; ++i) {
-      const int s = i % stages;
-      mbar_wait(&empty[s], ((i / stages) & 1) ^ 1);
-      mbar_arrive_expect_tx(&full[s], bytes);
-      issue(i, ring + s * bytes, &full[s]);
+  const auto wait = [&o](std::uint64_t* bar, unsigned parity) {
+    if (o.spin) {
+      while (!mbar_test(bar, parity)) {
+      }
+    } else {
+      mbar_wait(bar, parity);
     }
-  } else if (threadIdx.x == producer + 32) {
+  };
+  const bool traced = o.trace != nullptr && blockIdx.x == 0;
+  if (t >= 0 && t % 32 == 0 && t / 32 < o.producers) {
+    const int w = t / 32;
+    int s = 0;
+    unsigned phase = 0;
     for (int i = 0; i < loads; ++i) {
-      const int s = i % stages;
-      mbar_wait(&full[s], (i / stages) & 1);
+      if (i % o.producers == w) {
+        long long* stamp = o.trace + kTraceStamps * i;
+        if (traced) stamp[0] = clock64();
+        wait(&empty[s], phase ^ 1);
+        if (traced) stamp[1] = clock64();
+        mbar_arrive_expect_tx(&full[s], bytes);
+        if (traced) stamp[2] = clock64();
+        issue(i, ring + s * bytes, &full[s]);
+        if (traced) stamp[3] = clock64();
+      } else {
+        issue(i, nullptr, nullptr);
+      }
+      if (++s == stages) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+  } else if (t == 32 * o.producers) {
+    int s = 0;
+    unsigned phase = 0;
+    for (int i = 0; i < loads; ++i) {
+      wait(&full[s], phase);
+      if (traced) o.trace[kTraceStamps * i + 4] = clock64();
+      if (o.hold_cycles > 0) {
+        const long long until = clock64() + o.hold_cycles;
+        while (clock64() < until) {
+        }
+      }
       mbar_arrive(&empty[s]);
+      if (++s == stages) {
+        s = 0;
+        phase ^= 1;
+      }
     }
   }
 }

@@ -38,10 +38,10 @@ constexpr int kRingSmemBytes = ring_smem_bytes(kMaxStages * kBoxBytes);
 // when the tensor holds them all, so from HBM nothing is read twice.
 __global__ void __launch_bounds__(64, 1) tma_stream(const __grid_constant__ CUtensorMap map, int rows, int boxes,
                                                     int stages) {
-  const int box_rows_total = rows / kBoxRows;
-  stream_ring(boxes, stages, kBoxBytes, [&](int i, unsigned char* dst, std::uint64_t* bar) {
-    const int row = int((static_cast<long long>(blockIdx.x) * boxes + i) % box_rows_total) * kBoxRows;
-    tma_load_4d(dst, &map, bar, 0, row, 0, 0);
+  WrapCounter box(static_cast<long long>(blockIdx.x) * boxes, 1, rows / kBoxRows);
+  stream_ring(boxes, stages, kBoxBytes, [&](int, unsigned char* dst, std::uint64_t* bar) {
+    if (dst != nullptr) tma_load_4d(dst, &map, bar, 0, box.value * kBoxRows, 0, 0);
+    box.advance();
   });
 }
 
@@ -60,30 +60,41 @@ struct WalkMaps {
   CUtensorMap map[kWalkMaxMaps];
 };
 
-// Load i of a walk in which CTA b walks `loads / kWalkBoxesPerRow` row blocks (b, b + grid,
-// b + 2 grid, ... modulo `total_blocks`) of every tensor: one box of each of `nmaps` tensors
-// into `dst`, on `bar`; with `prefetch` > 0 also an L2 prefetch of the boxes of tensors
-// 1 .. prefetch eight loads ahead (as a GEMM's producer prefetching B does).
-__device__ __forceinline__ void issue_walk_load(const WalkMaps& maps, int nmaps, int loads, int total_blocks,
-                                                int prefetch, int i, unsigned char* dst, std::uint64_t* bar) {
-  const auto block_of = [&](int load) {
-    return int((blockIdx.x + static_cast<long long>(load / kWalkBoxesPerRow) * gridDim.x) % total_blocks);
-  };
-  for (int j = 0; j < nmaps; ++j)
-    tma_load_4d(dst + j * kWalkBoxBytes, &maps.map[j], bar, (i % kWalkBoxesPerRow) * kRowBytes,
-                block_of(i) * kWalkBoxRows, 0, 0);
-  if (const int ahead = i + 8; ahead < loads)
-    for (int j = 1; j <= prefetch; ++j)
-      tma_prefetch_l2_4d(&maps.map[j], (ahead % kWalkBoxesPerRow) * kRowBytes, block_of(ahead) * kWalkBoxRows, 0, 0);
-}
+// The loads of a walk in which CTA b walks `loads / kWalkBoxesPerRow` row blocks (b, b + grid,
+// b + 2 grid, ... modulo `total_blocks`) of every tensor, one box of each of `nmaps` tensors a
+// stage; with `prefetch` > 0 each stage also prefetches into L2 the boxes of tensors
+// 1 .. prefetch eight loads ahead (as a GEMM's producer prefetching B does). Called for loads
+// 0, 1, 2, ... in turn (stream_ring's order).
+struct WalkIssuer {
+  const WalkMaps& maps;
+  int nmaps, loads, prefetch, next = 0;
+  WalkCursor at, ahead;
+  __device__ WalkIssuer(const WalkMaps& m, int n, int loads_per_cta, int total_blocks, int prefetch_tensors)
+      : maps(m),
+        nmaps(n),
+        loads(loads_per_cta),
+        prefetch(prefetch_tensors),
+        at(0, kWalkBoxesPerRow, int(blockIdx.x), int(gridDim.x), total_blocks),
+        ahead(8, kWalkBoxesPerRow, int(blockIdx.x), int(gridDim.x), total_blocks) {}
+  __device__ void operator()(int, unsigned char* dst, std::uint64_t* bar) {
+    for (int j = 0; j < nmaps && dst != nullptr; ++j)
+      tma_load_4d(dst + j * kWalkBoxBytes, &maps.map[j], bar, at.box.value * kRowBytes, at.block.value * kWalkBoxRows,
+                  0, 0);
+    if (next + 8 < loads && dst != nullptr)
+      for (int j = 1; j <= prefetch; ++j)
+        tma_prefetch_l2_4d(&maps.map[j], ahead.box.value * kRowBytes, ahead.block.value * kWalkBoxRows, 0, 0);
+    at.advance();
+    ahead.advance();
+    ++next;
+  }
+};
 
 // The walk of `blocks` row blocks per CTA, one ring across them.
 __global__ void __launch_bounds__(64, 1) tma_walk(const __grid_constant__ WalkMaps maps, int nmaps, int stages,
                                                   int blocks, int total_blocks, int prefetch = 0) {
   const int loads = blocks * kWalkBoxesPerRow;
-  stream_ring(loads, stages, nmaps * kWalkBoxBytes, [&](int i, unsigned char* dst, std::uint64_t* bar) {
-    issue_walk_load(maps, nmaps, loads, total_blocks, prefetch, i, dst, bar);
-  });
+  WalkIssuer issue(maps, nmaps, loads, total_blocks, prefetch);
+  stream_ring(loads, stages, nmaps * kWalkBoxBytes, [&](int i, unsigned char* dst, std::uint64_t* bar) { issue(i, dst, bar); });
 }
 
 // The same walk while two warpgroups (warps 0-7) of the CTA stream wgmma m64nNk16 (bf16) with
@@ -119,10 +130,10 @@ __global__ void __launch_bounds__(kBesideThreads, 1)
   fence_proxy_async();
   const long long t0 = clock64();
   const int loads = blocks * kWalkBoxesPerRow;
+  WalkIssuer issue(maps, nmaps, loads, total_blocks, 0);
   stream_ring(
-      loads, stages, nmaps * kWalkBoxBytes,
-      [&](int i, unsigned char* dst, std::uint64_t* bar) { issue_walk_load(maps, nmaps, loads, total_blocks, 0, i, dst, bar); },
-      256);
+      loads, stages, nmaps * kWalkBoxBytes, [&](int i, unsigned char* dst, std::uint64_t* bar) { issue(i, dst, bar); },
+      {256});
   if (threadIdx.x == 256 + 32) cycles[blockIdx.x] = clock64() - t0;
   if (threadIdx.x < 256 && mma_batches > 0) {
     const std::uint64_t da = sw128_desc(tiles), db = sw128_desc(tiles + 64 * 32);

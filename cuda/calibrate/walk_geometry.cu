@@ -5,7 +5,12 @@
 // channels), a padded layout would beat it; if by the rows a box holds, a shorter box would
 // move fewer bytes per second at the same rows per second; if by bytes, neither matters.
 //
-//   tma_walk_geometry [repeats]
+//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers]
+//
+// `scaling` runs only the geometries that vary the CTAs walking and the hold of each stage;
+// `order` those that walk one tensor across row blocks instead of along K; `wait` the ring's
+// waits by try_wait against polling; `trace` where one CTA's stages spend their time;
+// `producers` the walks issued by 1, 2 and 4 producer warps.
 //
 // Every SM runs one CTA walking L2-resident tensors (1280 rows each, read by the warm-up runs):
 // load i of CTA b is box (i mod boxes_per_row) of row block (b + (i div boxes_per_row) x grid)
@@ -19,6 +24,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "calibrate/median_time.hpp"
@@ -54,6 +60,16 @@ struct Geometry {
   // of their row blocks, and those blocks are fresh ones (b_blocks of them: 0, the first
   // tensor's), as the dualgemm kernels' CTAs of one column share its B tile.
   int b_share = 0, b_blocks = 0;
+  // CTAs walking (0: one on every SM), and SM clocks each stage is held after it lands (0:
+  // released at once): does one SM walk faster when fewer walk, or when its loads are spaced
+  // out by the MMAs a kernel runs between them?
+  int ctas = 0, hold_cycles = 0;
+  // Consecutive loads of a CTA in different row blocks (load i: block b + i, box i / blocks)
+  // rather than along one block's K: does a tensor's walk wait on its previous box's lines?
+  bool across = false;
+  bool spin = false;  // the ring's waits poll test_wait rather than try_wait
+  bool trace = false;  // also print where CTA 0's stages spend their time (one more run)
+  int producers = 1;   // warps issuing the loads in turn (the CTA has room for 11 with 384 threads)
   int rows_of(int j) const { return j == 0 || other_rows == 0 ? box_rows : other_rows; }
   int stage_bytes() const {
     int b = 0;
@@ -64,30 +80,91 @@ struct Geometry {
 
 __global__ void __launch_bounds__(384, 1)
     walk(const __grid_constant__ Maps maps, int tensors, int box_rows, int other_rows, int box_row_bytes,
-         int boxes_per_row, int blocks, int stagger, int stages, bool prefetch_maps, int b_share, int b_blocks) {
+         int boxes_per_row, int blocks, int stagger, int stages, bool prefetch_maps, int b_share, int b_blocks,
+         int hold_cycles, bool across, bool spin, int producers, long long* trace) {
   if (prefetch_maps && threadIdx.x == 0)
     for (int j = 0; j < tensors; ++j) tma_prefetch_map(&maps.map[j]);
   const int stage_bytes = (box_rows + (tensors - 1) * other_rows) * box_row_bytes;
-  const auto issue = [&](int i, unsigned char* dst, std::uint64_t* bar) {
-    const int block = int((blockIdx.x + static_cast<long long>(i / boxes_per_row) * gridDim.x) % blocks);
-    const int box = int((i + static_cast<long long>(blockIdx.x) * stagger) % boxes_per_row);
-    const int b_block = b_share > 0 ? int((blockIdx.x / b_share + static_cast<long long>(i / boxes_per_row) *
-                                                                           (gridDim.x / b_share)) % b_blocks)
-                                    : block;
-    for (int j = 0; j < tensors; ++j) {
+  // Load i reads box `box` of row block `block` (of B1 and B2: `b_block`), in the walk's order:
+  // along K, a block after each row's boxes, or (across) a block each load, a box after each
+  // round of blocks. Counted, not divided (tma_ring.cuh's WrapCounter).
+  using overlap::gpu::WrapCounter;
+  const long long b = blockIdx.x;
+  WrapCounter box(b * stagger, 1, boxes_per_row);
+  WrapCounter block(b, across ? 1 : gridDim.x, blocks);
+  WrapCounter b_block(b_share > 0 ? b / b_share : 0, b_share > 0 ? gridDim.x / b_share : 0, b_share > 0 ? b_blocks : 1);
+  int round = 0;  // loads since the last turn of the outer counter
+  const int round_length = across ? blocks : boxes_per_row;
+  const auto issue = [&](int, unsigned char* dst, std::uint64_t* bar) {
+    for (int j = 0; j < tensors && dst != nullptr; ++j) {
       const int rows = j == 0 ? box_rows : other_rows;
       const int offset = j == 0 ? 0 : (box_rows + (j - 1) * other_rows) * box_row_bytes;
-      tma_load_4d(dst + offset, &maps.map[j], bar, box * box_row_bytes, (j == 0 ? block : b_block) * rows, 0, 0);
+      const int row_block = j == 0 || b_share == 0 ? block.value : b_block.value;
+      tma_load_4d(dst + offset, &maps.map[j], bar, box.value * box_row_bytes, row_block * rows, 0, 0);
+    }
+    const bool turn = ++round == round_length;
+    if (turn) round = 0;
+    if (across) {
+      block.advance();
+      if (turn) box.advance();
+    } else {
+      box.advance();
+      if (turn) {
+        block.advance();
+        b_block.advance();
+      }
     }
   };
-  overlap::gpu::stream_ring(kLoadsPerCta, stages, stage_bytes, issue);
+  overlap::gpu::RingOptions o;
+  o.producers = producers;
+  o.hold_cycles = hold_cycles;
+  o.spin = spin;
+  o.trace = trace;
+  overlap::gpu::stream_ring(kLoadsPerCta, stages, stage_bytes, issue, o);
 }
 
 const char* swizzle_name(CUtensorMapSwizzle s) {
   return s == CU_TENSOR_MAP_SWIZZLE_128B ? "128B" : s == CU_TENSOR_MAP_SWIZZLE_64B ? "64B" : "none";
 }
 
+double median_of(std::vector<long long> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : double(v[v.size() / 2]);
+}
+
+// One more run with CTA 0's ring traced: medians over its steady loads (the first 64 and last 16
+// left out) of the producer's clocks from one issue to the next and waiting for a free stage, of
+// a load's clocks from issued to seen landed, and of the loads in flight when one is issued.
+void trace_one(const Geometry& g, const Maps& maps, int sms, int smem, int boxes_per_row, int blocks) {
+  constexpr int kS = overlap::gpu::kTraceStamps;
+  DeviceBuffer buf(std::size_t(kS) * kLoadsPerCta * sizeof(long long));
+  auto* trace = static_cast<long long*>(buf.get());
+  walk<<<sms, g.threads, smem>>>(maps, g.tensors, g.box_rows, g.rows_of(1), g.box_row_bytes, boxes_per_row, blocks,
+                                 g.staggered ? 7 : 0, g.stages, g.prefetch_maps, g.b_share, g.b_blocks, g.hold_cycles,
+                                 g.across, g.spin, g.producers, trace);
+  OVERLAP_CUDA_CHECK(cudaGetLastError());
+  std::vector<long long> t(std::size_t(kS) * kLoadsPerCta);
+  OVERLAP_CUDA_CHECK(cudaMemcpy(t.data(), trace, t.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+  std::vector<long long> step, wait, expect, issue, flight, in_flight;
+  for (int i = 64; i < kLoadsPerCta - 16; ++i) {
+    const long long* now = &t[std::size_t(kS) * i];
+    step.push_back(now[3] - now[3 - kS]);
+    wait.push_back(now[1] - now[0]);
+    expect.push_back(now[2] - now[1]);
+    issue.push_back(now[3] - now[2]);
+    flight.push_back(now[4] - now[3]);
+    int n = 0;
+    for (int j = 0; j < i; ++j) n += t[std::size_t(kS) * j + 4] > now[3];
+    in_flight.push_back(n);
+  }
+  std::printf("# trace of CTA 0 (SM clocks, medians): issue to issue %.0f = wait %.0f + expect_tx %.0f + issue %.0f "
+              "+ the rest; issued to landed %.0f, in flight at issue %.0f\n",
+              median_of(step), median_of(wait), median_of(expect), median_of(issue), median_of(flight),
+              median_of(in_flight));
+}
+
 void run(const Geometry& g, int sms, int repeats) {
+  if (g.ctas > 0) sms = std::min(sms, g.ctas);
   // 1280 rows (10 blocks of 128) of every stride unless the geometry says: as many CTAs share
   // each block at every geometry.
   const int kRows = g.tensor_rows;
@@ -114,22 +191,30 @@ void run(const Geometry& g, int sms, int repeats) {
   const double us = overlap::gpu::median_us(
       [&](cudaStream_t s) {
         walk<<<sms, g.threads, smem, s>>>(maps, g.tensors, g.box_rows, g.rows_of(1), g.box_row_bytes, boxes_per_row,
-                                          blocks, g.staggered ? 7 : 0, g.stages, g.prefetch_maps, g.b_share, g.b_blocks);
+                                          blocks, g.staggered ? 7 : 0, g.stages, g.prefetch_maps, g.b_share, g.b_blocks,
+                                          g.hold_cycles, g.across, g.spin, g.producers, nullptr);
       },
       repeats, g.flush);
   OVERLAP_CUDA_CHECK(cudaGetLastError());
   OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
+  if (g.trace) trace_one(g, maps, sms, smem, boxes_per_row, blocks);
   const double per_sm_bytes = double(kLoadsPerCta) * g.stage_bytes();
   const double box_rows = double(kLoadsPerCta) * g.stage_bytes() / g.box_row_bytes;
-  std::printf("%d,%d,%d,%d,%d,%s,%d,%d,%d,%d,%d,%.1f,%.3f\n", g.tensors, g.stride, g.box_rows, g.rows_of(1),
+  std::printf("%d,%d,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.1f,%.3f,%.0f\n", g.tensors, g.stride, g.box_rows, g.rows_of(1),
               g.box_row_bytes, swizzle_name(g.swizzle), int(g.staggered), g.stages, kRows, g.threads,
-              int(g.prefetch_maps) + 2 * int(g.flush), per_sm_bytes / (us * 1e3), box_rows / (us * 1e3));
+              int(g.prefetch_maps) + 2 * int(g.flush), sms, g.hold_cycles, int(g.across), int(g.spin), g.producers, per_sm_bytes / (us * 1e3),
+              box_rows / (us * 1e3), us * 1e3 / kLoadsPerCta);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 10;
+  const std::string set = argc > 2 ? argv[2] : "all";
+  if (set != "all" && set != "scaling" && set != "order" && set != "wait" && set != "trace" && set != "producers") {
+    std::fprintf(stderr, "tma_walk_geometry: unknown set '%s' (all, scaling, order, wait, trace, producers)\n", set.c_str());
+    return 2;
+  }
   int sms = 0;
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const auto sw128 = CU_TENSOR_MAP_SWIZZLE_128B;
@@ -173,9 +258,68 @@ int main(int argc, char** argv) {
       {3, 7168, 128, 128, sw128, false, 7, 48, 256, 384, true, false, 2, 66 * 16},
       {3, 7168, 128, 128, sw128, false, 7, 64, 256, 384, true, true, 2, 66 * 16},
   };
-  std::printf("# tma_walk_geometry: %d CTAs, one an SM, %d loads each, L2-resident tensors\n", sms, kLoadsPerCta);
+  // The same walks with fewer SMs walking, and with each stage held as long as a k-block's MMAs
+  // (the 128x48 kernel runs a k-block in about 600 SM clocks).
+  const auto scaled = [](Geometry g, int ctas, int hold) {
+    g.ctas = ctas;
+    g.hold_cycles = hold;
+    return g;
+  };
+  const Geometry one{1, 7168, 128, 128, sw128};
+  const Geometry stage48{3, 7168, 128, 128, sw128, false, 7, 48, 256, 384, true, false, 2, 66 * 16};
+  std::vector<Geometry> scaling;
+  for (int ctas : {1, 8, 33, 66, 99, 132}) scaling.push_back(scaled(one, ctas, 0));
+  for (int ctas : {8, 33, 66, 99, 132}) scaling.push_back(scaled(stage48, ctas, 0));
+  for (int hold : {150, 300, 450, 600}) {
+    scaling.push_back(scaled(one, 0, hold));
+    scaling.push_back(scaled(stage48, 0, hold));
+  }
+  // One tensor's boxes in the order of the walk and across blocks, and a dualgemm stage with every
+  // tensor in L2 (B1 and B2 small), with and without a k-block's hold.
+  const auto across = [](Geometry g) {
+    g.across = true;
+    return g;
+  };
+  const Geometry l2_48{3, 7168, 128, 128, sw128, false, 7, 48, 256, 384, true};
+  const Geometry l2_64{3, 7168, 128, 128, sw128, false, 6, 64, 256, 384, true};
+  const Geometry three{3, 7168, 128, 128, sw128};
+  const std::vector<Geometry> order = {
+      one, across(one), scaled(across(one), 1, 0), scaled(one, 1, 0), three, across(three),
+      l2_48, scaled(l2_48, 0, 600), across(l2_48), l2_64, across(l2_64),
+      {1, 7168, 32, 128, sw128}, across({1, 7168, 32, 128, sw128}), {1, 7168, 128, 128, sw128, false, 8},
+      across({1, 7168, 128, 128, sw128, false, 8}),
+  };
+  const auto spinning = [](Geometry g) {
+    g.spin = true;
+    return g;
+  };
+  const auto traced = [](Geometry g) {
+    g.trace = true;
+    return g;
+  };
+  const std::vector<Geometry> trace = {traced(one), traced({1, 7168, 128, 128, sw128, false, 8}),
+                                       traced(scaled(one, 1, 0)), traced(l2_48), traced(three),
+                                       traced({1, 7168, 32, 128, sw128})};
+  // The walks with 1, 2 and 4 producer warps (384 threads): how fast does the TMA walk when one
+  // thread's issue loop is not what sets the pace?
+  const auto produced_by = [](Geometry g, int producers) {
+    g.producers = producers;
+    g.threads = 384;
+    return g;
+  };
+  std::vector<Geometry> producers;
+  for (const Geometry& g : {one, three, l2_48, l2_64, Geometry{1, 7168, 32, 128, sw128}, Geometry{1, 7168, 256, 128, sw128},
+                            Geometry{3, 7168, 128, 128, sw128, false, 7, 48, 256, 384, true, true, 2, 66 * 16}})
+    for (int p : {1, 2, 4}) producers.push_back(produced_by(g, p));
+  producers.push_back(traced(produced_by(l2_48, 1)));
+  producers.push_back(traced(produced_by(l2_48, 2)));
+  const std::vector<Geometry> wait = {one, spinning(one), {1, 7168, 128, 128, sw128, false, 8},
+                                      spinning({1, 7168, 128, 128, sw128, false, 8}), scaled(spinning(one), 1, 0),
+                                      spinning({1, 7168, 32, 128, sw128}), l2_48, spinning(l2_48), three,
+                                      spinning(three)};
+  std::printf("# tma_walk_geometry: one CTA an SM (%d SMs), %d loads each, L2-resident tensors\n", sms, kLoadsPerCta);
   std::printf("tensors,row_stride_bytes,box_rows,other_box_rows,box_row_bytes,swizzle,staggered,stages,tensor_rows,"
-              "threads,prefetch_maps+2flush,GBps_per_sm,box_rows_per_ns_per_sm\n");
-  for (const Geometry& g : geometries) run(g, sms, repeats);
+              "threads,prefetch_maps+2flush,ctas,hold_cycles,across,spin,producers,GBps_per_sm,box_rows_per_ns_per_sm,ns_per_stage\n");
+  for (const Geometry& g : set == "scaling" ? scaling : set == "order" ? order : set == "wait" ? wait : set == "trace" ? trace : set == "producers" ? producers : geometries) run(g, sms, repeats);
   return 0;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One GPU call: build and run one of the experiments beside the calibration (cuda/calibrate/):
 #   bash tools/device/experiment.sh walk_geometry [REPEATS]   # one tensor's TMA walk rate by geometry
+#   bash tools/device/experiment.sh walk_geometry 10 scaling  # the same walks by CTAs walking and stage hold
 #   bash tools/device/experiment.sh burst_drift [REPEATS]     # do SMs loading in bursts stay in step?
 # Its CSV goes to $OUT/<name>.csv.
 set -o pipefail
@@ -12,4 +13,4 @@ if ! source tools/device/setup.sh "tma_$name" >"$OUT/build.log" 2>&1; then
 fi
 B=${OVERLAP_BUILD:-build-device}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
-timeout 300 "$B/cuda/runtime/tma_$name" "${2:-10}" | tee "$OUT/$name.csv"
+timeout 300 "$B/cuda/runtime/tma_$name" "${2:-10}" ${3:+"$3"} | tee "$OUT/$name.csv"
