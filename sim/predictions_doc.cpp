@@ -293,6 +293,9 @@ void dualgemm_section(Doc& d) {
                  "", shape_for(mnk));
     d.hypothesis("128x48 tiles, 7 stages (3072 columns in 64 tiles: 128 CTAs at M = 256)", "dualgemm",
                  "tile128x64_stages6_ws", "tile128x48_stages7_ws", "", shape_for(mnk));
+    for (const std::string v : {"tile128x48_stages7_ws", "tile128x64_stages7_ws", "tile64x64_stages4_ws"})
+      d.hypothesis("Two producer warps issuing alternate k-blocks (" + v.substr(4, v.find("_stages") - 4) + ")",
+                   "dualgemm", v, v + "_p2", "", shape_for(mnk));
   }
 }
 

@@ -15,7 +15,8 @@
 //             busier than two narrow ones). Per stage each issues 4 k-steps an atom, keeping one
 //             stage's wgmma group in flight (none with one stage).
 //   producer  warp-specialized (WS): a third warpgroup (40 registers a thread after setmaxnreg,
-//             the consumers get 232), one thread of which issues the loads for every tile of
+//             the consumers get 232), one thread of which (of each of its first `Producers`
+//             warps, taking the k-blocks in turn) issues the loads for every tile of
 //             a persistent CTA, running up to `Stages` stages ahead, through tile boundaries,
 //             so the next tile's loads overlap this tile's epilogue. Not WS: thread 0 of the consumers
 //             issues each refill after the stage is released, between its own wgmmas, one
@@ -97,9 +98,10 @@ struct Params {
 };
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int KAtoms>
+          int PrefetchK, int KAtoms, int Producers>
 struct Kernel {
-  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms};
+  static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms,
+                                            Producers};
   static constexpr int kCluster = CM * CN;
   static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
@@ -136,6 +138,8 @@ struct Kernel {
   static_assert(BM == 128 || kCluster == 1, "64-row tiles lay B out per warpgroup, without multicast slices");
   static_assert(!Eager || (WS && Stages > 1), "an eager release needs the producer warpgroup and a group in flight");
   static_assert(!Pairs || (WS && Stages > 1), "paired loads need the producer warpgroup and two stages");
+  static_assert(Producers == 1 || (WS && !Pairs && Producers <= 4 && Stages >= Producers),
+                "several producers: warps of the producer warpgroup, one k-block each in turn");
   static_assert(PrefetchK == 0 || (WS && CM * CN == 1 && BM == 128),
                 "L2 prefetch: warp-specialized 128-row tiles, no cluster");
 };
@@ -154,11 +158,11 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int KAtoms>
+          int PrefetchK, int KAtoms, int Producers>
 __global__ void __launch_bounds__(
-    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms>::kThreads, 1)
+    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
   extern __shared__ unsigned char smem_raw[];
@@ -270,12 +274,16 @@ __global__ void __launch_bounds__(
   if (WS && tid >= Kn::kConsumerThreads) {
     // ---- producer warpgroup ----
     setmaxnreg_dec<dualgemm::Tiling::kProducerRegs>();
-    if (tid == Kn::kConsumerThreads) {
-      int it = 0;
+    // Lane 0 of producer warp w issues loads w, w + Producers, w + 2 Producers, ... of the CTA.
+    const int ptid = tid - Kn::kConsumerThreads, pw = ptid / 32;
+    if (ptid % 32 == 0 && pw < Producers) {
+      int first = 0;  // the CTA's load number of the tile's k-block 0
       for (int ct = cluster_id; ct < cluster_tiles; ct += clusters) {
         int m0, n0, l;
         tile_coords(ct, m0, n0, l);
-        for (int kb = 0; kb < k_blocks; ++kb, ++it) {
+        for (int kb = Producers == 1 ? 0 : ((pw - first) % Producers + Producers) % Producers; kb < k_blocks;
+             kb += Producers) {
+          const int it = first + kb;
           // Paired: the next stage must be free too (stages free in order), so that k-blocks kb
           // and kb + 1 are loaded back to back.
           if (Pairs && kb % 2 == 0 && kb + 1 < k_blocks)
@@ -283,6 +291,7 @@ __global__ void __launch_bounds__(
           mbar_wait(&empty[it % Stages], ((it / Stages) & 1) ^ 1);
           issue_load(it, m0, n0, l, kb);
         }
+        first += k_blocks;
       }
     }
   } else {

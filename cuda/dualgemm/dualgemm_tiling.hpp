@@ -21,7 +21,7 @@ constexpr int tile_k_for(OperandFormat f) {
 }
 
 struct Tiling {
-  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_k2].
+  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_k2][_p<P>].
   const char* name;
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
@@ -57,6 +57,13 @@ struct Tiling {
   // walk faster. Measured slower (docs/results/dualgemm_h100.md): a box's rows are still 128-byte
   // pieces, and one tensor's walk is a rate of box rows (the walk_geometry experiment).
   int k_atoms = 1;
+  // Producer warps issuing the loads, k-block by k-block in turn (warp-specialized): the
+  // hypothesis that one thread's issue loop (wait for the free stage, expect_tx, a TMA
+  // instruction per box, each a dependent uniform-datapath chain) takes about as long as a
+  // small tile's k-block, so that two threads issuing alternate stages keep more in flight.
+  // The walk microbenchmark's producer took ~550 SM clocks a stage whatever the boxes' bytes
+  // (cuda/calibrate/walk_geometry.cu, its `trace` set).
+  int producers = 1;
 
   constexpr int cluster_size() const { return cluster_m * cluster_n; }
 
@@ -86,7 +93,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 34> kTilings = {{
+inline constexpr std::array<Tiling, 37> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -129,6 +136,11 @@ inline constexpr std::array<Tiling, 34> kTilings = {{
     // 3072 columns in 64 tiles of 48: M = 256 fills 128 SMs where 128x64 fills 96, with 28 KiB a
     // k-block (7 stages); a 64 x 96 wgmma covers both products.
     {"tile128x48_stages7_ws", "tile size vs SM count", 128, 48, 7, true, false},
+    // Two producer warps issuing alternate k-blocks' loads, at the tiles whose k-blocks are
+    // shortest (128x48, 128x64) and whose stages have the most boxes (64x64: five).
+    {"tile128x48_stages7_ws_p2", "producer issue", 128, 48, 7, true, false, 1, 1, false, false, 0, 1, 2},
+    {"tile128x64_stages7_ws_p2", "producer issue", 128, 64, 7, true, false, 1, 1, false, false, 0, 1, 2},
+    {"tile64x64_stages4_ws_p2", "producer issue", 64, 64, 4, true, false, 1, 1, false, false, 0, 1, 2},
 }};
 
 }  // namespace overlap::dualgemm
