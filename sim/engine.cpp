@@ -27,9 +27,10 @@ struct Rates {
   // the microbenchmark's TMA read stream (3145 GB/s on the H100) is within 4% of the copy's.
   double tma_ns_per_byte_l2, tma_l2_latency_ns;
   // A GEMM operand's walk loads (Step::k_walk) where the profile has the operand-walk
-  // microbenchmark: one tensor's loads follow each other at walk_stream_ns_per_byte, and all of
-  // an SM's walk loads share walk_sm_ns_per_byte (0: not measured, charged as other loads).
-  double walk_stream_ns_per_byte, walk_sm_ns_per_byte;
+  // microbenchmark: all of an SM's walk loads share walk_sm_ns_per_byte (0: not measured,
+  // charged as other loads). No tensor's loads have a rate of their own: the per-tensor limit
+  // calibrate once reported was its producer thread's issue loop (walk_geometry.cu's trace).
+  double walk_sm_ns_per_byte;
   double walk_beside_wgmma;  // share of walk_sm kept while the tensor unit streams wgmma
   double walk_prefetch_ns_per_byte;  // an L2 prefetch of a walk box on the SM's TMA (0: free)
   // A walk load's latency when it misses L2, by its tensor's loads in flight on the SM (1, 2,
@@ -59,7 +60,6 @@ struct Rates {
     dram_latency_ns = hw.dram_latency_cycles / clk_GHz;
     l2_latency_ns = hw.l2_latency_cycles / clk_GHz;
     tma_ns_per_byte_l2 = hw.tma_l2_bandwidth_GBps > 0 ? active_sms / hw.tma_l2_bandwidth_GBps : copy_ns_per_byte_l2;
-    walk_stream_ns_per_byte = hw.tma_walk_stream_GBps > 0 ? 1.0 / hw.tma_walk_stream_GBps : 0;
     // Several CTAs walking on one SM get less of it than one CTA's deeper ring (calibrate: 88 of
     // 116 GB/s on the H100 with 2 or 4 CTAs an SM); the walk's latencies below were measured with one.
     const double walk_sm_one = hw.tma_walk_sm_GBps > 0 ? 1.0 / hw.tma_walk_sm_GBps : 0;
@@ -122,7 +122,6 @@ struct Op {
   double cap = 1;        // most of the unit this op can use
   double rate = 0;
   double latency_ns = 0;  // after the transfer (loads)
-  double stream_done_ns = 0;  // a walk load's turn in its tensor's stream ends (lands no earlier)
   double not_before_ns = 0;   // a cold start's load lands no earlier than this
   int* walk_in_flight = nullptr;  // its tensor's loads in flight on this SM (this one included)
   double port_share = 0;      // of a walk load's transfer, the part its SM's walk rate sets
@@ -286,14 +285,12 @@ class SmSimulation {
           op.remaining = std::max(hbm_ns, sm_ns);
         }
         int stages_in_flight = 1;
-        if (walk && !st.l2_prefetch && rates_.walk_stream_ns_per_byte > 0) {
-          // The tensor's earlier loads on this SM (of any of its CTAs) go first, each at the
-          // stream's rate: two descriptors of one tensor were measured no faster than one.
-          WalkStream& w = walk_streams_[st.label];
-          w.free_at = std::max(w.free_at, now_) + st.amount * rates_.walk_stream_ns_per_byte;
-          op.stream_done_ns = w.free_at;
-          stages_in_flight = ++w.in_flight;
-          op.walk_in_flight = &w.in_flight;
+        if (walk && !st.l2_prefetch && rates_.walk_sm_ns_per_byte > 0) {
+          // The tensor's loads in flight on this SM (of any of its CTAs), which set the latency
+          // of a miss (calibrate's walk by stages in flight).
+          int& in_flight = walk_in_flight_[st.label];
+          stages_in_flight = ++in_flight;
+          op.walk_in_flight = &in_flight;
         }
         op.cap = 1;
         op.is_load = !st.store;
@@ -527,7 +524,7 @@ class SmSimulation {
   void finish_transfer(const Op& op) {
     if (trace_ && op.cta == 0 && op.step)
       trace_->push_back({fmt::format("unit {}", unit_name(op.unit)), op.step->label, op.start_ns, now_, true});
-    const double lands = std::max(std::max(now_, op.stream_done_ns) + op.latency_ns, op.not_before_ns);
+    const double lands = std::max(now_ + op.latency_ns, op.not_before_ns);
     if (lands > now_) {
       timed_.push({lands, seq_++, op.role, op.cta, op.barrier, op.index, op.is_load, op.walk_in_flight});
       return;
@@ -566,11 +563,7 @@ class SmSimulation {
   std::vector<std::vector<int>> counts_;
   std::vector<std::vector<int>> waiters_;
   std::vector<std::size_t> scratch_;
-  struct WalkStream {
-    double free_at = 0;  // its stream's end
-    int in_flight = 0;   // loads issued and not landed
-  };
-  std::map<std::string, WalkStream> walk_streams_;  // the SM's stream of each walked tensor (by load)
+  std::map<std::string, int> walk_in_flight_;  // each walked tensor's loads issued and not landed (by load)
   int loads_in_flight_ = 0;
   std::uint64_t seq_ = 0;
   double now_ = 0;

@@ -83,11 +83,11 @@ struct HardwareProfile {
   // depths. The GEMM model's operand misses stream at this rate (Step::k_walk); 0: not
   // measured, hbm_bandwidth_GBps instead.
   double tma_hbm_walk_bandwidth_GBps = 0;
-  // One SM's rate for such walk loads from L2 (cuda/calibrate/tma_stream.cu's operand walk): one
-  // tensor's loads follow each other at tma_walk_stream_GBps, however many are in flight, and
-  // the loads of three tensors together (a dual GEMM's stage) reach tma_walk_sm_GBps. 0: not
-  // measured, the walk loads are charged as other TMA loads.
-  double tma_walk_stream_GBps = 0;
+  // One SM's rate for such walk loads from L2, three tensors' loads a stage (a dual GEMM's;
+  // cuda/calibrate/tma_stream.cu's operand walk, one producer thread as the kernels have). 0:
+  // not measured, the walk loads are charged as other TMA loads. One tensor's loads are not
+  // charged a rate of their own: the per-tensor limit calibrate once reported was its producer
+  // thread's issue loop (cuda/calibrate/walk_geometry.cu's trace set).
   double tma_walk_sm_GBps = 0;
   // The same with 2-4 CTAs on each SM walking at once (a small-tile GEMM's occupancy): less than
   // one CTA's deeper ring reaches (0: not measured, tma_walk_sm_GBps).

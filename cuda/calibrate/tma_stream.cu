@@ -296,7 +296,7 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
   // The operand walk from HBM, three tensors (best over ring depths), and from L2: one tensor's
   // loads alone, then two and three tensors' together, per SM.
   std::string hbm_curve, l2_curve, few_curve, beside_curve, pf_curve;
-  double walk_best = 0, stream_rate = 0, sm_rate = 0, multi_rate = 0, stage_ns[kWalkMaxStages] = {}, alone_clk = 0, beside_clk = 0, pf_rate = 0,
+  double walk_best = 0, sm_rate = 0, multi_rate = 0, stage_ns[kWalkMaxStages] = {}, alone_clk = 0, beside_clk = 0, pf_rate = 0,
          hbm_prefetched = 0;
   {
     const WalkTensors from_hbm(sms);
@@ -337,7 +337,6 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
     for (int nmaps = 1; nmaps <= kWalkMaxMaps; ++nmaps) {
       const double per_sm = from_l2.rate(sms, nmaps, kWalkMaxStages, 8, false, repeats) / sms;
       l2_curve += fmt::format("{}{} tensor{}: {:.1f}", l2_curve.empty() ? "" : ", ", nmaps, nmaps > 1 ? "s" : "", per_sm);
-      if (nmaps == 1) stream_rate = per_sm;
       sm_rate = per_sm;
     }
     // Several CTAs an SM (as a small-tile GEMM runs them), three tensors, 8 blocks each.
@@ -406,9 +405,6 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
           {"tma_hbm_walk_latency_ns", stage_ns[0], walk_how + few_how("one stage")},
           {"tma_hbm_walk_latency_2_ns", stage_ns[1], walk_how + few_how("two stages")},
           {"tma_hbm_walk_latency_3_ns", stage_ns[2], walk_how + few_how("three stages")},
-          {"tma_walk_stream_GBps", stream_rate,
-           walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks, 4 stages; one tensor's loads "
-                      "alone, bytes per SM: " + l2_curve},
           {"tma_walk_sm_GBps", sm_rate,
            walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks, 4 stages; three tensors' loads "
                       "together, bytes per SM: " + l2_curve},

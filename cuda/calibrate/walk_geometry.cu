@@ -1,16 +1,20 @@
-// An experiment, not a calibration: what sets the rate at which one SM's TMA walks ONE tensor
-// along K, as a GEMM's k-loop reads an operand tile (calibrate's `tma_walk_stream_GBps`,
-// 47.8 GB/s per SM on the H100 for 128 x 128-byte boxes of rows 7168 bytes apart, three such
-// tensors 117.9). If the rate is set by the rows' stride in memory (L2 slices or DRAM
-// channels), a padded layout would beat it; if by the rows a box holds, a shorter box would
-// move fewer bytes per second at the same rows per second; if by bytes, neither matters.
+// An experiment, not a calibration: what sets the rate at which one SM's TMA walks a GEMM's
+// operand tiles along K (calibrate's operand walk). Its answer (2026-11-27, lent H100): with one
+// producer thread, that thread's issue loop. The trace set stamps CTA 0's ring: one stage per
+// ~1100 SM clocks while the loop divided 64-bit a load, ~550 once it counted instead, whatever
+// the boxes' rows, bytes or the ring's depth, with no load in flight when the next is issued;
+// 2 and 4 producer warps walk faster (a 128x48 stage: 471 -> 319 -> 242 ns), and with 4 the
+// three-tensor walk at calibrate's footprint is the GPU's (147 GB/s per SM with 8 SMs walking,
+// 79 with 132). The earlier sets (stride, box rows and bytes, depth, footprint, threads,
+// sharing) were measured with the dividing loop, which paced them all.
 //
-//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers]
+//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread]
 //
 // `scaling` runs only the geometries that vary the CTAs walking and the hold of each stage;
 // `order` those that walk one tensor across row blocks instead of along K; `wait` the ring's
 // waits by try_wait against polling; `trace` where one CTA's stages spend their time;
-// `producers` the walks issued by 1, 2 and 4 producer warps.
+// `producers` the walks issued by 1, 2 and 4 producer warps; `spread` 4 producers' walks on 8 to
+// 132 SMs.
 //
 // Every SM runs one CTA walking L2-resident tensors (1280 rows each, read by the warm-up runs):
 // load i of CTA b is box (i mod boxes_per_row) of row block (b + (i div boxes_per_row) x grid)
@@ -211,8 +215,8 @@ void run(const Geometry& g, int sms, int repeats) {
 int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 10;
   const std::string set = argc > 2 ? argv[2] : "all";
-  if (set != "all" && set != "scaling" && set != "order" && set != "wait" && set != "trace" && set != "producers") {
-    std::fprintf(stderr, "tma_walk_geometry: unknown set '%s' (all, scaling, order, wait, trace, producers)\n", set.c_str());
+  if (set != "all" && set != "scaling" && set != "order" && set != "wait" && set != "trace" && set != "producers" && set != "spread") {
+    std::fprintf(stderr, "tma_walk_geometry: unknown set '%s' (all, scaling, order, wait, trace, producers, spread)\n", set.c_str());
     return 2;
   }
   int sms = 0;
@@ -311,6 +315,12 @@ int main(int argc, char** argv) {
   for (const Geometry& g : {one, three, l2_48, l2_64, Geometry{1, 7168, 32, 128, sw128}, Geometry{1, 7168, 256, 128, sw128},
                             Geometry{3, 7168, 128, 128, sw128, false, 7, 48, 256, 384, true, true, 2, 66 * 16}})
     for (int p : {1, 2, 4}) producers.push_back(produced_by(g, p));
+  // The same walks by 4 producer warps on 8 to 132 SMs: is the rate an SM's, or the GPU's
+  // shared among the SMs walking?
+  std::vector<Geometry> spread;
+  const Geometry calibrate_like{3, 7168, 128, 128, sw128, false, 4, 0, 7 * 128};
+  for (const Geometry& g : {l2_48, l2_64, calibrate_like})
+    for (int ctas : {8, 33, 66, 99, 132}) spread.push_back(scaled(produced_by(g, 4), ctas, 0));
   producers.push_back(traced(produced_by(l2_48, 1)));
   producers.push_back(traced(produced_by(l2_48, 2)));
   const std::vector<Geometry> wait = {one, spinning(one), {1, 7168, 128, 128, sw128, false, 8},
@@ -320,6 +330,6 @@ int main(int argc, char** argv) {
   std::printf("# tma_walk_geometry: one CTA an SM (%d SMs), %d loads each, L2-resident tensors\n", sms, kLoadsPerCta);
   std::printf("tensors,row_stride_bytes,box_rows,other_box_rows,box_row_bytes,swizzle,staggered,stages,tensor_rows,"
               "threads,prefetch_maps+2flush,ctas,hold_cycles,across,spin,producers,GBps_per_sm,box_rows_per_ns_per_sm,ns_per_stage\n");
-  for (const Geometry& g : set == "scaling" ? scaling : set == "order" ? order : set == "wait" ? wait : set == "trace" ? trace : set == "producers" ? producers : geometries) run(g, sms, repeats);
+  for (const Geometry& g : set == "scaling" ? scaling : set == "order" ? order : set == "wait" ? wait : set == "trace" ? trace : set == "producers" ? producers : set == "spread" ? spread : geometries) run(g, sms, repeats);
   return 0;
 }

@@ -312,9 +312,9 @@ INSTANTIATE_TEST_SUITE_P(Profiles, ClosedForm,
                            return std::get<0>(info.param) + "_x" + std::to_string(std::get<1>(info.param));
                          });
 
-// A GEMM operand's walk loads (Step::k_walk, TMA) as overlap calibrate measured them: one
-// tensor's loads follow each other at tma_walk_stream_GBps however deep the ring, the SM's walk
-// loads together go no faster than tma_walk_sm_GBps (less beside wgmma), misses stream from HBM
+// A GEMM operand's walk loads (Step::k_walk, TMA) as overlap calibrate measured them: the SM's
+// walk loads, of one tensor or several, go no faster than tma_walk_sm_GBps together (less beside
+// wgmma; no tensor has a rate of its own), misses stream from HBM
 // beside the SM's side, and L2 prefetches take the SM's TMA; a profile without the
 // measurements charges them as other TMA loads (the SM's share of tma_l2_bandwidth_GBps, or
 // its port).
@@ -362,16 +362,14 @@ TEST(WalkLoads, ChargedAsCalibrateMeasuresThem) {
     return (simulate_kernel(hw, k).time_ns - hw.launch_overhead_us * 1e3) / (kWalkTiles * kWalkBytes * tensors);
   };
   HardwareProfile hw = steady_profile("H100");
-  ASSERT_GT(hw.tma_walk_stream_GBps, 0);
-  ASSERT_GT(hw.tma_walk_sm_GBps, 2 * hw.tma_walk_stream_GBps);
-  EXPECT_NEAR(time(hw, 1) * hw.tma_walk_stream_GBps, 1.0, 0.05);  // ns per byte x bytes per ns
-  EXPECT_NEAR(time(hw, 3) * std::min(hw.tma_walk_sm_GBps, 3 * hw.tma_walk_stream_GBps), 1.0, 0.05)
-      << "three tensors: each its own stream, together within the SM's rate";
+  ASSERT_GT(hw.tma_walk_sm_GBps, 0);
+  EXPECT_NEAR(time(hw, 1) * hw.tma_walk_sm_GBps, 1.0, 0.05) << "one tensor alone: the SM's rate";  // ns/B x B/ns
+  EXPECT_NEAR(time(hw, 3) * hw.tma_walk_sm_GBps, 1.0, 0.05) << "three tensors: together at the SM's rate";
   // Beside wgmma streaming shared-memory operands the SM's walk rate drops to its measured
   // share: with MMAs of half the loads' time the walk lands slower than alone, and no slower
   // than at the share throughout.
   ASSERT_GT(hw.tma_walk_beside_wgmma_fraction, 0);
-  const double walk_sm = std::min(hw.tma_walk_sm_GBps, 3 * hw.tma_walk_stream_GBps);
+  const double walk_sm = hw.tma_walk_sm_GBps;
   const double beside = hw.tma_walk_sm_GBps * hw.tma_walk_beside_wgmma_fraction;
   const double flops = 0.5 * 3 * 16384 / beside * hw.bf16_step_TFLOPs() * 1e3 / hw.sm_count;
   const double with_mma = time(hw, 3, flops);
@@ -384,7 +382,7 @@ TEST(WalkLoads, ChargedAsCalibrateMeasuresThem) {
   // An L2 prefetch of a walk box takes the SM's TMA for its bytes at tma_walk_prefetch_GBps.
   ASSERT_GT(hw.tma_walk_prefetch_GBps, 0);
   EXPECT_NEAR(time(hw, 3, 1, 0, true) / (1 / walk_sm + 1 / (3 * hw.tma_walk_prefetch_GBps)), 1.0, 0.05);
-  hw.tma_walk_stream_GBps = hw.tma_walk_sm_GBps = 0;
+  hw.tma_walk_sm_GBps = 0;
   const double port = hw.sm_port_bytes_per_clk * hw.clock_MHz * 1e-3;
   const double fallback = std::min(port, hw.tma_l2_bandwidth_GBps / hw.sm_count);
   EXPECT_NEAR(time(hw, 1) * fallback, 1.0, 0.05);
@@ -401,7 +399,7 @@ TEST(WalkLoads, SeveralCtasAnSmShareTheRateCalibrateMeasuresForThem) {
   };
   EXPECT_NEAR(sm_rate() / hw.tma_walk_sm_multi_GBps, 1.0, 0.05);
   hw.tma_walk_sm_multi_GBps = 0;  // not measured: the one-CTA rate
-  EXPECT_NEAR(sm_rate() / std::min(hw.tma_walk_sm_GBps, 3 * hw.tma_walk_stream_GBps), 1.0, 0.05);
+  EXPECT_NEAR(sm_rate() / hw.tma_walk_sm_GBps, 1.0, 0.05);
 }
 
 // One CTA an SM writing `bytes` once, waiting for the stores, in the given shape.
