@@ -54,8 +54,8 @@ struct Tiling {
   // Swizzle atoms of K (128 bytes a row each) per stage, all of a stage's atoms of one operand in
   // one TMA box (warp-specialized 128-row tiles without a cluster): the hypothesis that a k-block
   // costs the SM's TMA by its boxes, so that two atoms a box (half the boxes, half as many stages)
-  // walk faster. Measured slower (docs/results/dualgemm_h100.md): a box's rows are still 128-byte
-  // pieces, and one tensor's walk is a rate of box rows (the walk_geometry experiment).
+  // walk faster. Measured slower (docs/results/dualgemm_h100.md): the shallower ring costs more
+  // than the fewer boxes save.
   int k_atoms = 1;
   // Producer warps issuing the loads, k-block by k-block in turn (warp-specialized): the
   // hypothesis that one thread's issue loop (wait for the free stage, expect_tx, a TMA
