@@ -50,7 +50,9 @@ struct WalkCursor {
 // stage is held, how the waits wait, and the optional trace.
 struct RingOptions {
   int producer = 0;   // lane 0 of the first producer warp; the consumer is lane 0 of the warp after the producers
-  int producers = 1;  // warps issuing loads in turn (load i: warp i mod producers)
+  // Warps issuing loads in turn (load i: warp i mod producers); at most `stages`, so that no
+  // producer waits on a stage two phases ahead of its barrier (a parity wait would pass).
+  int producers = 1;
   int hold_cycles = 0;
   bool spin = false;  // poll test_wait rather than try_wait (which may suspend the thread)
   long long* trace = nullptr;

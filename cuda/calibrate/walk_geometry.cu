@@ -8,13 +8,13 @@
 // 79 with 132). The earlier sets (stride, box rows and bytes, depth, footprint, threads,
 // sharing) were measured with the dividing loop, which paced them all.
 //
-//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread]
+//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread|consumer]
 //
 // `scaling` runs only the geometries that vary the CTAs walking and the hold of each stage;
 // `order` those that walk one tensor across row blocks instead of along K; `wait` the ring's
 // waits by try_wait against polling; `trace` where one CTA's stages spend their time;
 // `producers` the walks issued by 1, 2 and 4 producer warps; `spread` 4 producers' walks on 8 to
-// 132 SMs.
+// 132 SMs; `consumer` 2 and 4 producers with try_wait or polling waits.
 //
 // Every SM runs one CTA walking L2-resident tensors (1280 rows each, read by the warm-up runs):
 // load i of CTA b is box (i mod boxes_per_row) of row block (b + (i div boxes_per_row) x grid)
@@ -168,6 +168,11 @@ void trace_one(const Geometry& g, const Maps& maps, int sms, int smem, int boxes
 }
 
 void run(const Geometry& g, int sms, int repeats) {
+  if (g.producers > g.stages || 32 * (g.producers + 1) > g.threads) {
+    std::fprintf(stderr, "walk_geometry: %d producers need at least as many stages (%d) and %d threads (%d)\n",
+                 g.producers, g.stages, 32 * (g.producers + 1), g.threads);
+    std::exit(2);
+  }
   if (g.ctas > 0) sms = std::min(sms, g.ctas);
   // 1280 rows (10 blocks of 128) of every stride unless the geometry says: as many CTAs share
   // each block at every geometry.
@@ -213,10 +218,11 @@ void run(const Geometry& g, int sms, int repeats) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured, should a later one fail
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 10;
   const std::string set = argc > 2 ? argv[2] : "all";
-  if (set != "all" && set != "scaling" && set != "order" && set != "wait" && set != "trace" && set != "producers" && set != "spread") {
-    std::fprintf(stderr, "tma_walk_geometry: unknown set '%s' (all, scaling, order, wait, trace, producers, spread)\n", set.c_str());
+  if (set != "all" && set != "scaling" && set != "order" && set != "wait" && set != "trace" && set != "producers" && set != "spread" && set != "consumer") {
+    std::fprintf(stderr, "tma_walk_geometry: unknown set '%s' (all, scaling, order, wait, trace, producers, spread, consumer)\n", set.c_str());
     return 2;
   }
   int sms = 0;
@@ -321,6 +327,16 @@ int main(int argc, char** argv) {
   const Geometry calibrate_like{3, 7168, 128, 128, sw128, false, 4, 0, 7 * 128};
   for (const Geometry& g : {l2_48, l2_64, calibrate_like})
     for (int ctas : {8, 33, 66, 99, 132}) spread.push_back(scaled(produced_by(g, 4), ctas, 0));
+  // With 4 and 8 producers, waiting by try_wait or by polling: what paces a stage once the
+  // producers do not (the consumer's wait, or the loads)?
+  std::vector<Geometry> consumer;
+  for (const Geometry& g : {l2_48, l2_64, one})
+    for (int p : {2, 4}) {
+      consumer.push_back(produced_by(g, p));
+      consumer.push_back(spinning(produced_by(g, p)));
+    }
+  consumer.push_back(traced(produced_by(l2_48, 4)));
+  consumer.push_back(traced(spinning(produced_by(l2_48, 4))));
   producers.push_back(traced(produced_by(l2_48, 1)));
   producers.push_back(traced(produced_by(l2_48, 2)));
   const std::vector<Geometry> wait = {one, spinning(one), {1, 7168, 128, 128, sw128, false, 8},
@@ -330,6 +346,6 @@ int main(int argc, char** argv) {
   std::printf("# tma_walk_geometry: one CTA an SM (%d SMs), %d loads each, L2-resident tensors\n", sms, kLoadsPerCta);
   std::printf("tensors,row_stride_bytes,box_rows,other_box_rows,box_row_bytes,swizzle,staggered,stages,tensor_rows,"
               "threads,prefetch_maps+2flush,ctas,hold_cycles,across,spin,producers,GBps_per_sm,box_rows_per_ns_per_sm,ns_per_stage\n");
-  for (const Geometry& g : set == "scaling" ? scaling : set == "order" ? order : set == "wait" ? wait : set == "trace" ? trace : set == "producers" ? producers : set == "spread" ? spread : geometries) run(g, sms, repeats);
+  for (const Geometry& g : set == "scaling" ? scaling : set == "order" ? order : set == "wait" ? wait : set == "trace" ? trace : set == "producers" ? producers : set == "spread" ? spread : set == "consumer" ? consumer : geometries) run(g, sms, repeats);
   return 0;
 }
