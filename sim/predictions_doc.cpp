@@ -293,9 +293,10 @@ void dualgemm_section(Doc& d) {
                  "", shape_for(mnk));
     d.hypothesis("128x48 tiles, 7 stages (3072 columns in 64 tiles: 128 CTAs at M = 256)", "dualgemm",
                  "tile128x64_stages6_ws", "tile128x48_stages7_ws", "", shape_for(mnk));
-    for (const std::string v : {"tile128x48_stages7_ws", "tile128x64_stages7_ws", "tile64x64_stages4_ws"})
-      d.hypothesis("Two producer warps issuing alternate k-blocks (" + v.substr(4, v.find("_stages") - 4) + ")",
-                   "dualgemm", v, v + "_p2", "", shape_for(mnk));
+    for (const auto& [tile, v] : {std::pair{"128x48", "tile128x48_stages7_ws"}, std::pair{"128x64", "tile128x64_stages7_ws"},
+                                  std::pair{"64x64", "tile64x64_stages4_ws"}})
+      d.hypothesis(fmt::format("Two producer warps issuing alternate k-blocks ({})", tile), "dualgemm", v,
+                   fmt::format("{}_p2", v), "", shape_for(mnk));
   }
 }
 

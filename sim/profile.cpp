@@ -1,6 +1,8 @@
 #include "sim/profile.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -185,6 +187,12 @@ void apply_fields(HardwareProfile& p, const nlohmann::json& fields, std::string_
       p.sources[key] = source.get<std::string>();
       continue;
     }
+    // Fields the model no longer reads, which profiles calibrated before their retirement still
+    // hold: read and ignored, so those profiles keep loading.
+    static constexpr std::string_view kRetired[] = {
+        "tma_walk_stream_GBps",  // calibrate's producer loop, not the TMA (cuda/calibrate/walk_geometry.cu)
+    };
+    if (std::find(std::begin(kRetired), std::end(kRetired), key) != std::end(kRetired)) continue;
     const ProfileField* field = nullptr;
     for (const auto& f : profile_fields())
       if (f.name == key) field = &f;

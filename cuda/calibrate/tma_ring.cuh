@@ -87,13 +87,16 @@ __device__ void stream_ring(int loads, int stages, int bytes, Issue issue, const
     }
   };
   const bool traced = o.trace != nullptr && blockIdx.x == 0;
+  if (o.producers < 1 || o.producers > stages) __trap();  // see RingOptions::producers
   if (t >= 0 && t % 32 == 0 && t / 32 < o.producers) {
-    const int w = t / 32;
+    int turn = t / 32;  // loads until this warp's next (0: this one)
     int s = 0;
     unsigned phase = 0;
     for (int i = 0; i < loads; ++i) {
-      if (i % o.producers == w) {
-        long long* stamp = o.trace + kTraceStamps * i;
+      const bool mine = turn == 0;
+      turn = mine ? o.producers - 1 : turn - 1;
+      if (mine) {
+        long long* stamp = traced ? o.trace + kTraceStamps * i : nullptr;
         if (traced) stamp[0] = clock64();
         wait(&empty[s], phase ^ 1);
         if (traced) stamp[1] = clock64();

@@ -168,6 +168,10 @@ void trace_one(const Geometry& g, const Maps& maps, int sms, int smem, int boxes
 }
 
 void run(const Geometry& g, int sms, int repeats) {
+  if (g.across && g.b_share > 0) {
+    std::fprintf(stderr, "walk_geometry: `across` walks B1 and B2 in the first tensor's blocks (b_share 0)\n");
+    std::exit(2);
+  }
   if (g.producers > g.stages || 32 * (g.producers + 1) > g.threads) {
     std::fprintf(stderr, "walk_geometry: %d producers need at least as many stages (%d) and %d threads (%d)\n",
                  g.producers, g.stages, 32 * (g.producers + 1), g.threads);
@@ -327,7 +331,7 @@ int main(int argc, char** argv) {
   const Geometry calibrate_like{3, 7168, 128, 128, sw128, false, 4, 0, 7 * 128};
   for (const Geometry& g : {l2_48, l2_64, calibrate_like})
     for (int ctas : {8, 33, 66, 99, 132}) spread.push_back(scaled(produced_by(g, 4), ctas, 0));
-  // With 4 and 8 producers, waiting by try_wait or by polling: what paces a stage once the
+  // With 2 and 4 producers, waiting by try_wait or by polling: what paces a stage once the
   // producers do not (the consumer's wait, or the loads)?
   std::vector<Geometry> consumer;
   for (const Geometry& g : {l2_48, l2_64, one})

@@ -138,7 +138,7 @@ struct Kernel {
   static_assert(BM == 128 || kCluster == 1, "64-row tiles lay B out per warpgroup, without multicast slices");
   static_assert(!Eager || (WS && Stages > 1), "an eager release needs the producer warpgroup and a group in flight");
   static_assert(!Pairs || (WS && Stages > 1), "paired loads need the producer warpgroup and two stages");
-  static_assert(Producers == 1 || (WS && !Pairs && Producers <= 4 && Stages >= Producers),
+  static_assert(Producers == 1 || (WS && !Pairs && Producers >= 2 && Producers <= 4 && Stages >= Producers),
                 "several producers: warps of the producer warpgroup, one k-block each in turn");
   static_assert(PrefetchK == 0 || (WS && CM * CN == 1 && BM == 128),
                 "L2 prefetch: warp-specialized 128-row tiles, no cluster");

@@ -58,6 +58,14 @@ TEST(Profiles, UnknownFieldIsAnErrorNamingIt) {
   EXPECT_NE(e.find("hbm_bandwidth_GBps"), std::string::npos) << e;  // lists what is allowed
 }
 
+TEST(Profiles, ARetiredFieldIsReadAndIgnored) {
+  // Profiles calibrated before tma_walk_stream_GBps was retired still load, to the same model.
+  const HardwareProfile old = parse_profile(
+      R"({"name": "x", "base": "H100", "fields": {"tma_walk_stream_GBps": {"value": 47.8, "unit": "GB/s", "source": "s"}}})",
+      "t");
+  EXPECT_EQ(old.to_json().dump(), parse_profile(R"({"name": "x", "base": "H100", "fields": {}})", "t").to_json().dump());
+}
+
 TEST(Profiles, AFieldGivenTwiceIsAnErrorNamingIt) {
   // A parser keeps one of two equal keys silently; a stale second entry must not win unseen.
   const std::string e = error_of([] {
