@@ -297,8 +297,6 @@ void dualgemm_section(Doc& d) {
                                   std::pair{"64x64", "tile64x64_stages4_ws"}})
       d.hypothesis(fmt::format("Two producer warps issuing alternate k-blocks ({})", tile), "dualgemm", v,
                    fmt::format("{}_p2", v), "", shape_for(mnk));
-    d.hypothesis("The fp8 scales prefetched into L2 by the producer (128x48)", "dualgemm", "tile128x48_stages7_ws",
-                 "tile128x48_stages7_ws_sp", "", shape_for(mnk));
   }
 }
 

@@ -122,10 +122,6 @@ __device__ __forceinline__ void tma_prefetch_l2_4d(const CUtensorMap* map, int c
                "r"(c0), "r"(c1), "r"(c2), "r"(c3)
                : "memory");
 }
-// Asks L2 for the 128-byte line holding `p` (no data comes to the SM).
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(p)) : "memory");
-}
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
 }

@@ -98,10 +98,10 @@ struct Params {
 };
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int KAtoms, int Producers, bool PrefetchScales>
+          int PrefetchK, int KAtoms, int Producers>
 struct Kernel {
   static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms,
-                                            Producers, PrefetchScales};
+                                            Producers};
   static constexpr int kCluster = CM * CN;
   static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
@@ -140,7 +140,6 @@ struct Kernel {
   static_assert(!Pairs || (WS && Stages > 1), "paired loads need the producer warpgroup and two stages");
   static_assert(Producers == 1 || (WS && !Pairs && Producers >= 2 && Producers <= 4 && Stages >= Producers),
                 "several producers: warps of the producer warpgroup, one k-block each in turn");
-  static_assert(!PrefetchScales || WS, "the scales are prefetched by the producer warpgroup");
   static_assert(PrefetchK == 0 || (WS && CM * CN == 1 && BM == 128),
                 "L2 prefetch: warp-specialized 128-row tiles, no cluster");
 };
@@ -159,11 +158,11 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int KAtoms, int Producers, bool PrefetchScales>
+          int PrefetchK, int KAtoms, int Producers>
 __global__ void __launch_bounds__(
-    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, PrefetchScales>::kThreads, 1)
+    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, PrefetchScales>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
   extern __shared__ unsigned char smem_raw[];
@@ -282,22 +281,6 @@ __global__ void __launch_bounds__(
       for (int ct = cluster_id; ct < cluster_tiles; ct += clusters) {
         int m0, n0, l;
         tile_coords(ct, m0, n0, l);
-        if constexpr (Fp8 && PrefetchScales) {
-          if (pw == 0) {
-            // Every 128-byte line of the tile's scales that lies in the problem (32 floats a line).
-            const std::size_t row0 = std::size_t(l) * p.M, col0 = std::size_t(l) * p.N;
-            for (int m = m0; m < min(m0 + BM, p.M); m += 32) prefetch_l2(p.a_scale + row0 + m);
-            if (m0 < p.M) prefetch_l2(p.a_scale + row0 + min(m0 + BM, p.M) - 1);
-            for (int n = n0; n < min(n0 + BN, p.N); n += 32) {
-              prefetch_l2(p.b1_scale + col0 + n);
-              prefetch_l2(p.b2_scale + col0 + n);
-            }
-            if (n0 < p.N) {
-              prefetch_l2(p.b1_scale + col0 + min(n0 + BN, p.N) - 1);
-              prefetch_l2(p.b2_scale + col0 + min(n0 + BN, p.N) - 1);
-            }
-          }
-        }
         for (int kb = Producers == 1 ? 0 : ((pw - first) % Producers + Producers) % Producers; kb < k_blocks;
              kb += Producers) {
           const int it = first + kb;

@@ -21,7 +21,7 @@ constexpr int tile_k_for(OperandFormat f) {
 }
 
 struct Tiling {
-  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_k2][_p<P>][_sp].
+  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_k2][_p<P>].
   const char* name;
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
@@ -64,10 +64,6 @@ struct Tiling {
   // The walk microbenchmark's producer took ~550 SM clocks a stage whatever the boxes' bytes
   // (cuda/calibrate/walk_geometry.cu, its `trace` set).
   int producers = 1;
-  // fp8: the producer asks L2 for each tile's row and column scales as it starts the tile's
-  // loads (warp-specialized), so that the epilogue's scale loads, issued after the k-loop,
-  // hit L2 instead of waiting on DRAM (and, after an emptied L2, a page walk) at the tail.
-  bool prefetch_scales = false;
 
   constexpr int cluster_size() const { return cluster_m * cluster_n; }
 
@@ -97,7 +93,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 38> kTilings = {{
+inline constexpr std::array<Tiling, 37> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -145,8 +141,6 @@ inline constexpr std::array<Tiling, 38> kTilings = {{
     {"tile128x48_stages7_ws_p2", "producer issue", 128, 48, 7, true, false, 1, 1, false, false, 0, 1, 2},
     {"tile128x64_stages7_ws_p2", "producer issue", 128, 64, 7, true, false, 1, 1, false, false, 0, 1, 2},
     {"tile64x64_stages4_ws_p2", "producer issue", 64, 64, 4, true, false, 1, 1, false, false, 0, 1, 2},
-    // The fp8 scales in L2 before the epilogue asks for them (bf16 has none: the same kernel).
-    {"tile128x48_stages7_ws_sp", "epilogue scales", 128, 48, 7, true, false, 1, 1, false, false, 0, 1, 1, true},
 }};
 
 }  // namespace overlap::dualgemm

@@ -37,12 +37,12 @@ dualgemm::Tiling refit(dualgemm::Tiling t, const HardwareProfile& hw, OperandFor
 
 // The template arguments of cuda/dualgemm/dualgemm_kernel.cuh's kernel for a tiling, as they
 // appear in its mangled name: <Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms,
-// Producers, PrefetchScales>.
+// Producers>.
 std::string mangled_part(const dualgemm::Tiling& t, OperandFormat f) {
-  return fmt::format("dualgemm_kernelILb{}ELi{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELi{}ELb{}EE",
+  return fmt::format("dualgemm_kernelILb{}ELi{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELi{}EE",
                      int(f == OperandFormat::Fp8E4m3), t.tile_m, t.tile_n, t.stages, int(t.warp_specialized),
                      int(t.tma_store), t.cluster_m, t.cluster_n, int(t.eager_release), int(t.paired_loads),
-                     t.prefetch_k, t.k_atoms, t.producers, int(t.prefetch_scales));
+                     t.prefetch_k, t.k_atoms, t.producers);
 }
 
 GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const ShapeArgs& s) {
