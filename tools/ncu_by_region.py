@@ -28,6 +28,11 @@ def read_samples(path):
     return [(int(r["Address"], 16) - base, r) for r in rows]
 
 
+def stall_columns(row):
+    """The per-reason sample columns of a row (all samples, not the not-issued duplicates)."""
+    return [c for c in row if c.startswith("stall_") and "Not Issued" not in c]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--csv", required=True)
@@ -54,7 +59,7 @@ def main():
         src_op = src_op[1] if src_op and src_op[0].startswith("@") else (src_op[0] if src_op else "")
         if src_op.split(".")[0] != op.split(".")[0]:
             mismatched += 1
-        stall_cols = stall_cols or [c for c in row if c.startswith("stall_") and "Not Issued" not in c]
+        stall_cols = stall_cols or stall_columns(row)
         total[region] += float(row["Warp Stall Sampling (All Samples)"] or 0)
         total[region + " (not issued)"] += float(row["Warp Stall Sampling (Not-issued Samples)"] or 0)
         for c in stall_cols:
