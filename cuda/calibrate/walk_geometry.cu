@@ -28,9 +28,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "calibrate/clock_runs.hpp"
 #include "calibrate/median_time.hpp"
 #include "calibrate/tma_ring.cuh"
 #include "common/sm90_ptx.cuh"
@@ -131,9 +133,12 @@ const char* swizzle_name(CUtensorMapSwizzle s) {
   return s == CU_TENSOR_MAP_SWIZZLE_128B ? "128B" : s == CU_TENSOR_MAP_SWIZZLE_64B ? "64B" : "none";
 }
 
-double median_of(std::vector<long long> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : double(v[v.size() / 2]);
+// One launch of the walk of geometry `g` on `sms` CTAs (with `trace`: CTA 0's ring stamped).
+void launch_walk(const Geometry& g, const Maps& maps, int sms, int smem, int boxes_per_row, int blocks, cudaStream_t s,
+                 long long* trace) {
+  walk<<<sms, g.threads, smem, s>>>(maps, g.tensors, g.box_rows, g.rows_of(1), g.box_row_bytes, boxes_per_row, blocks,
+                                    g.staggered ? 7 : 0, g.stages, g.prefetch_maps, g.b_share, g.b_blocks,
+                                    g.hold_cycles, g.across, g.spin, g.producers, trace);
 }
 
 // One more run with CTA 0's ring traced: medians over its steady loads (the first 64 and last 16
@@ -143,13 +148,11 @@ void trace_one(const Geometry& g, const Maps& maps, int sms, int smem, int boxes
   constexpr int kS = overlap::gpu::kTraceStamps;
   DeviceBuffer buf(std::size_t(kS) * kLoadsPerCta * sizeof(long long));
   auto* trace = static_cast<long long*>(buf.get());
-  walk<<<sms, g.threads, smem>>>(maps, g.tensors, g.box_rows, g.rows_of(1), g.box_row_bytes, boxes_per_row, blocks,
-                                 g.staggered ? 7 : 0, g.stages, g.prefetch_maps, g.b_share, g.b_blocks, g.hold_cycles,
-                                 g.across, g.spin, g.producers, trace);
+  launch_walk(g, maps, sms, smem, boxes_per_row, blocks, nullptr, trace);
   OVERLAP_CUDA_CHECK(cudaGetLastError());
   std::vector<long long> t(std::size_t(kS) * kLoadsPerCta);
   OVERLAP_CUDA_CHECK(cudaMemcpy(t.data(), trace, t.size() * sizeof(long long), cudaMemcpyDeviceToHost));
-  std::vector<long long> step, wait, expect, issue, flight, in_flight;
+  std::vector<double> step, wait, expect, issue, flight, in_flight;
   for (int i = 64; i < kLoadsPerCta - 16; ++i) {
     const long long* now = &t[std::size_t(kS) * i];
     step.push_back(now[3] - now[3 - kS]);
@@ -161,6 +164,7 @@ void trace_one(const Geometry& g, const Maps& maps, int sms, int smem, int boxes
     for (int j = 0; j < i; ++j) n += t[std::size_t(kS) * j + 4] > now[3];
     in_flight.push_back(n);
   }
+  using overlap::gpu::median_of;
   std::printf("# trace of CTA 0 (SM clocks, medians): issue to issue %.0f = wait %.0f + expect_tx %.0f + issue %.0f "
               "+ the rest; issued to landed %.0f, in flight at issue %.0f\n",
               median_of(step), median_of(wait), median_of(expect), median_of(issue), median_of(flight),
@@ -202,21 +206,17 @@ void run(const Geometry& g, int sms, int repeats) {
   const int smem = overlap::gpu::ring_smem_bytes(g.stages * g.stage_bytes());
   OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(walk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const double us = overlap::gpu::median_us(
-      [&](cudaStream_t s) {
-        walk<<<sms, g.threads, smem, s>>>(maps, g.tensors, g.box_rows, g.rows_of(1), g.box_row_bytes, boxes_per_row,
-                                          blocks, g.staggered ? 7 : 0, g.stages, g.prefetch_maps, g.b_share, g.b_blocks,
-                                          g.hold_cycles, g.across, g.spin, g.producers, nullptr);
-      },
+      [&](cudaStream_t s) { launch_walk(g, maps, sms, smem, boxes_per_row, blocks, s, nullptr); },
       repeats, g.flush);
   OVERLAP_CUDA_CHECK(cudaGetLastError());
   OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
   if (g.trace) trace_one(g, maps, sms, smem, boxes_per_row, blocks);
   const double per_sm_bytes = double(kLoadsPerCta) * g.stage_bytes();
   const double box_rows = double(kLoadsPerCta) * g.stage_bytes() / g.box_row_bytes;
-  std::printf("%d,%d,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.1f,%.3f,%.0f\n", g.tensors, g.stride, g.box_rows, g.rows_of(1),
-              g.box_row_bytes, swizzle_name(g.swizzle), int(g.staggered), g.stages, kRows, g.threads,
-              int(g.prefetch_maps) + 2 * int(g.flush), sms, g.hold_cycles, int(g.across), int(g.spin), g.producers, per_sm_bytes / (us * 1e3),
-              box_rows / (us * 1e3), us * 1e3 / kLoadsPerCta);
+  std::printf("%d,%d,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.1f,%.3f,%.0f\n", g.tensors, g.stride, g.box_rows,
+              g.rows_of(1), g.box_row_bytes, swizzle_name(g.swizzle), int(g.staggered), g.stages, kRows, g.threads,
+              int(g.prefetch_maps) + 2 * int(g.flush), sms, g.hold_cycles, int(g.across), int(g.spin), g.producers,
+              per_sm_bytes / (us * 1e3), box_rows / (us * 1e3), us * 1e3 / kLoadsPerCta);
 }
 
 }  // namespace
@@ -225,12 +225,6 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured, should a later one fail
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 10;
   const std::string set = argc > 2 ? argv[2] : "all";
-  if (set != "all" && set != "scaling" && set != "order" && set != "wait" && set != "trace" && set != "producers" && set != "spread" && set != "consumer") {
-    std::fprintf(stderr, "tma_walk_geometry: unknown set '%s' (all, scaling, order, wait, trace, producers, spread, consumer)\n", set.c_str());
-    return 2;
-  }
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const auto sw128 = CU_TENSOR_MAP_SWIZZLE_128B;
   const std::vector<Geometry> geometries = {
       // calibrate's walk (one tensor, then three), then the row stride alone
@@ -347,9 +341,21 @@ int main(int argc, char** argv) {
                                       spinning({1, 7168, 128, 128, sw128, false, 8}), scaled(spinning(one), 1, 0),
                                       spinning({1, 7168, 32, 128, sw128}), l2_48, spinning(l2_48), three,
                                       spinning(three)};
+  const std::map<std::string, const std::vector<Geometry>*> sets = {
+      {"all", &geometries}, {"scaling", &scaling},     {"order", &order},   {"wait", &wait},
+      {"trace", &trace},    {"producers", &producers}, {"spread", &spread}, {"consumer", &consumer}};
+  const auto chosen = sets.find(set);
+  if (chosen == sets.end()) {
+    std::string names;
+    for (const auto& [name, _] : sets) names += (names.empty() ? "" : ", ") + name;
+    std::fprintf(stderr, "tma_walk_geometry: unknown set '%s' (%s)\n", set.c_str(), names.c_str());
+    return 2;
+  }
+  int sms = 0;
+  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   std::printf("# tma_walk_geometry: one CTA an SM (%d SMs), %d loads each, L2-resident tensors\n", sms, kLoadsPerCta);
   std::printf("tensors,row_stride_bytes,box_rows,other_box_rows,box_row_bytes,swizzle,staggered,stages,tensor_rows,"
               "threads,prefetch_maps+2flush,ctas,hold_cycles,across,spin,producers,GBps_per_sm,box_rows_per_ns_per_sm,ns_per_stage\n");
-  for (const Geometry& g : set == "scaling" ? scaling : set == "order" ? order : set == "wait" ? wait : set == "trace" ? trace : set == "producers" ? producers : set == "spread" ? spread : set == "consumer" ? consumer : geometries) run(g, sms, repeats);
+  for (const Geometry& g : *chosen->second) run(g, sms, repeats);
   return 0;
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # One GPU call: build and run one of the experiments beside the calibration (cuda/calibrate/):
-#   bash tools/device/experiment.sh walk_geometry [REPEATS]   # one tensor's TMA walk rate by geometry
-#   bash tools/device/experiment.sh walk_geometry 10 scaling  # the same walks by CTAs walking and stage hold
-#   bash tools/device/experiment.sh burst_drift [REPEATS]     # do SMs loading in bursts stay in step?
+#   bash tools/device/experiment.sh walk_geometry [REPEATS] [SET]  # the TMA operand walk by geometry; SET
+#       one of walk_geometry.cu's sets (all, scaling, order, wait, trace, producers, spread, consumer)
+#   bash tools/device/experiment.sh burst_drift [REPEATS]          # do SMs loading in bursts stay in step?
 # Its CSV goes to $OUT/<name>.csv.
 set -o pipefail
-name=${1:?usage: experiment.sh walk_geometry|burst_drift [REPEATS]}
+name=${1:?usage: experiment.sh walk_geometry|burst_drift [REPEATS] [SET]}
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 if ! source tools/device/setup.sh "tma_$name" >"$OUT/build.log" 2>&1; then
