@@ -1,13 +1,13 @@
 #include "sim/profile.hpp"
 
 #include <algorithm>
-#include <iterator>
-#include <string_view>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"

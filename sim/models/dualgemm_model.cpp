@@ -120,7 +120,7 @@ std::vector<VariantModel> dualgemm_variant_models() {
     VariantModel m;
     m.workload = "dualgemm";
     m.name = t.name;
-    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
+    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
                                 t.warp_specialized ? "TMA producer warpgroup + 2 consumer warpgroups, persistent"
                                                    : "2 warpgroups, one thread issues TMA between its MMAs",
                                 t.tma_store ? ", TMA-store epilogue" : "",
@@ -131,6 +131,8 @@ std::vector<VariantModel> dualgemm_variant_models() {
                                 t.paired_loads ? ", k-blocks loaded two at a time" : "",
                                 t.prefetch_k > 0 ? fmt::format(", B prefetched into L2 {} k-blocks ahead", t.prefetch_k) : "",
                                 t.k_atoms > 1 ? fmt::format(", {} K atoms (128 B) a box and stage", t.k_atoms) : "",
+                                t.producers > 1 ? fmt::format(", {} producer warps issuing alternate k-blocks", t.producers)
+                                                : "",
                                 t.hypothesis);
     m.cannot_run = [&t](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(t, hw, s); };
     m.build = [&t](const HardwareProfile& hw, const ShapeArgs& s) {
