@@ -89,21 +89,32 @@ struct WalkIssuer {
   }
 };
 
+// The walk's producer warps: one a stage in flight, up to four. One producer thread's issue loop
+// paces a walk (about 550 SM clocks a stage on the H100, walk_geometry.cu's trace set); with a
+// warp for each stage in flight the loads are what the walk waits on.
+constexpr int kWalkMaxProducers = 4;
+__host__ __device__ constexpr int walk_producers(int stages) { return stages < kWalkMaxProducers ? stages : kWalkMaxProducers; }
+constexpr int walk_threads(int stages) { return 32 * (walk_producers(stages) + 1); }
+
 // The walk of `blocks` row blocks per CTA, one ring across them.
-__global__ void __launch_bounds__(64, 1) tma_walk(const __grid_constant__ WalkMaps maps, int nmaps, int stages,
-                                                  int blocks, int total_blocks, int prefetch = 0) {
+__global__ void __launch_bounds__(32 * (kWalkMaxProducers + 1), 1)
+    tma_walk(const __grid_constant__ WalkMaps maps, int nmaps, int stages, int blocks, int total_blocks,
+             int prefetch = 0) {
   const int loads = blocks * kWalkBoxesPerRow;
   WalkIssuer issue(maps, nmaps, loads, total_blocks, prefetch);
-  stream_ring(loads, stages, nmaps * kWalkBoxBytes, issue);
+  RingOptions o;
+  o.producers = walk_producers(stages);
+  stream_ring(loads, stages, nmaps * kWalkBoxBytes, issue, o);
 }
 
 // The same walk while two warpgroups (warps 0-7) of the CTA stream wgmma m64nNk16 (bf16) with
 // both operands in shared memory, as a GEMM tile's consumers do: at the full tensor rate they
 // read (64 + N) x 32 bytes of operands per 64 x N x 32 FLOPs from shared memory beside the TMA's
-// writes (N = 64: 128 bytes a clock). Warps 8 and 9 run the ring; its consumer times the walk
-// (clock64) into cycles[blockIdx.x].
-constexpr int kBesideThreads = 320;
+// writes (N = 64: 128 bytes a clock). Warps 8 and up run the ring (a producer warp a stage);
+// its consumer times the walk (clock64) into cycles[blockIdx.x].
 constexpr int kBesideStages = 3;  // three stages of three tensors: the ring and an N = 256 tile fit
+constexpr int kBesideThreads = 256 + walk_threads(kBesideStages);
+constexpr int kBesideConsumer = 256 + 32 * walk_producers(kBesideStages);
 constexpr int kBesideSmemBytes = ring_smem_bytes(kBesideStages * kWalkMaxMaps * kWalkBoxBytes);
 
 template <class Atom, int R, std::size_t... I>
@@ -131,8 +142,11 @@ __global__ void __launch_bounds__(kBesideThreads, 1)
   const int loads = blocks * kWalkBoxesPerRow;
   WalkIssuer issue(maps, nmaps, loads, total_blocks, 0);  // its divisions before the clock starts
   const long long t0 = clock64();
-  stream_ring(loads, stages, nmaps * kWalkBoxBytes, issue, {256});
-  if (threadIdx.x == 256 + 32) cycles[blockIdx.x] = clock64() - t0;
+  RingOptions o;
+  o.producer = 256;
+  o.producers = walk_producers(stages);
+  stream_ring(loads, stages, nmaps * kWalkBoxBytes, issue, o);
+  if (threadIdx.x == kBesideConsumer) cycles[blockIdx.x] = clock64() - t0;
   if (threadIdx.x < 256 && mma_batches > 0) {
     const std::uint64_t da = sw128_desc(tiles), db = sw128_desc(tiles + 64 * 32);
     float d[N / 2];
@@ -262,7 +276,7 @@ class WalkTensors {
   double walk_GBps(int ctas, int smem, int nmaps, int stages, int blocks, bool flush, int repeats, int prefetch) const {
     const double us = median_us(
         [&](cudaStream_t s) {
-          tma_walk<<<ctas, 64, smem, s>>>(maps_, nmaps, stages, blocks, total_blocks_, prefetch);
+          tma_walk<<<ctas, walk_threads(stages), smem, s>>>(maps_, nmaps, stages, blocks, total_blocks_, prefetch);
         },
         repeats, flush);
     OVERLAP_CUDA_CHECK(cudaGetLastError());
@@ -284,6 +298,8 @@ std::string curve(const std::vector<StreamResult>& r) {
 }
 
 }  // namespace
+
+constexpr int kFewSms = 8;  // SMs walking where the GPU's DRAM and L2 should not bind
 
 std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capability) {
   if (compute_capability < 90) return {};
@@ -312,7 +328,7 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
   // show how far stages in flight pipeline. It varies with where the tensors lie in DRAM: the
   // median over three allocations.
   {
-    constexpr int kFewSms = 8, kPlacements = 3;
+    constexpr int kPlacements = 3;
     std::vector<double> ns[kWalkMaxStages];
     for (int p = 0; p < kPlacements; ++p) {
       const WalkTensors from_hbm(sms);
@@ -332,21 +348,29 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
   {
     constexpr int kL2Blocks = 7;  // coprime to the SM count's usual factors: every CTA visits all
     const WalkTensors from_l2(kL2Blocks);
+    // An SM's own rate: 8 SMs walking, so that the L2 they share is not what binds (with every SM
+    // walking these 19 MB it is: the lower rate below).
     for (int nmaps = 1; nmaps <= kWalkMaxMaps; ++nmaps) {
-      const double per_sm = from_l2.rate(sms, nmaps, kWalkMaxStages, 8, false, repeats) / sms;
+      const double per_sm = from_l2.rate(kFewSms, nmaps, kWalkMaxStages, 8, false, repeats) / kFewSms;
       l2_curve += fmt::format("{}{} tensor{}: {:.1f}", l2_curve.empty() ? "" : ", ", nmaps, nmaps > 1 ? "s" : "", per_sm);
       sm_rate = per_sm;
     }
-    // Several CTAs an SM (as a small-tile GEMM runs them), three tensors, 8 blocks each.
+    const double all_one = from_l2.rate(sms, kWalkMaxMaps, kWalkMaxStages, 8, false, repeats) / sms;
+    l2_curve += fmt::format(" GB/s per SM with {} SMs walking; three tensors with all {} walking: {:.1f}", kFewSms, sms,
+                            all_one);
+    // Several CTAs an SM (as a small-tile GEMM runs them), three tensors, 8 blocks each: they can
+    // only be placed two or four an SM with every SM walking, so their rate is taken against one
+    // CTA's with every SM walking, and that ratio applied to the SM's own rate.
     const double two = from_l2.rate_per_sm_with(sms, 2, 2, 8, repeats), four = from_l2.rate_per_sm_with(sms, 4, 1, 8, repeats);
-    multi_rate = std::min(two, four);
-    l2_curve += fmt::format(" GB/s per SM; three tensors with 2 CTAs an SM (2 stages each): {:.1f}, with 4 CTAs an SM "
+    multi_rate = sm_rate * std::min(two, four) / all_one;
+    l2_curve += fmt::format("; every SM walking, three tensors with 2 CTAs an SM (2 stages each): {:.1f}, with 4 CTAs an SM "
                             "(1 stage each): {:.1f}, with 1 CTA of 1 stage: {:.1f}",
                             two, four, from_l2.rate_per_sm_with(sms, 1, 1, 8, repeats));
-    // L2 prefetches of the next tensors' boxes beside the walk: what they take from the SM's TMA.
+    // L2 prefetches of the next tensors' boxes beside the walk: what they take from the SM's TMA
+    // (8 SMs walking, as for the SM's rate).
     double with_pf[3] = {};
     for (int pf = 0; pf <= 2; ++pf) {
-      with_pf[pf] = from_l2.rate(sms, kWalkMaxMaps, kWalkMaxStages, 8, false, repeats, pf) / sms;
+      with_pf[pf] = from_l2.rate(kFewSms, kWalkMaxMaps, kWalkMaxStages, 8, false, repeats, pf) / kFewSms;
       pf_curve += fmt::format("{}{}: {:.1f}", pf_curve.empty() ? "" : ", ", pf, with_pf[pf]);
     }
     const double stage_bytes = kWalkMaxMaps * kWalkBoxBytes;
@@ -378,8 +402,8 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
   const std::string walk_how = fmt::format(
       "measured by overlap calibrate (cuda/calibrate/tma_stream.cu): {} CTAs, one per SM, each walking 128-row blocks "
       "of [rows x {} B] tensors along the rows as a GEMM's k-loop reads its operand tiles, 128 x 128-byte boxes (a "
-      "row's pieces {} B apart), one box of each tensor a stage, through a ring released as soon as filled, median "
-      "of {} runs",
+      "row's pieces {} B apart), one box of each tensor a stage, through a ring released as soon as filled, issued "
+      "by a producer warp for each stage in flight (up to 4), median of {} runs",
       sms, kWalkRowBytes, kWalkRowBytes, repeats);
   const auto best = [](const std::vector<StreamResult>& r) {
     return std::max_element(r.begin(), r.end(), [](auto& a, auto& b) { return a.GBps < b.GBps; })->GBps;
@@ -405,18 +429,19 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
           {"tma_hbm_walk_latency_3_ns", stage_ns[2], walk_how + few_how("three stages")},
           {"tma_walk_sm_GBps", sm_rate,
            walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks, 4 stages; three tensors' loads "
-                      "together, bytes per SM: " + l2_curve},
+                      "together, bytes per SM: " + l2_curve + "; the value: three tensors, 8 SMs walking"},
           {"tma_walk_sm_multi_GBps", multi_rate,
            walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks; three tensors' loads together "
-                      "with several CTAs on each SM, the lower of 2 and 4, bytes per SM: " + l2_curve},
+                      "with several CTAs on each SM: the SM's rate (8 SMs walking) times the lower of 2 and 4 CTAs "
+                      "an SM against one, every SM walking; bytes per SM: " + l2_curve},
           {"tma_walk_prefetch_GBps", pf_rate,
            walk_how + fmt::format(
-                          ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks of three tensors, {} stages, "
+                          ", L2-resident tensors of 7 blocks, {} CTAs walking 8 blocks of three tensors, {} stages, "
                           "each stage also prefetching into L2 the boxes of the second and third tensors eight stages "
                           "ahead: the SM's time for the two prefetch boxes (what they add to a stage) as a rate; walk "
                           "bytes per SM with 0, 1, 2 tensors prefetched: {} GB/s (from HBM, every SM walking one block "
                           "of each tensor: {:.0f} GB/s with two tensors prefetched, {:.0f} without)",
-                          kWalkMaxStages, pf_curve, hbm_prefetched, walk_best)},
+                          kFewSms, kWalkMaxStages, pf_curve, hbm_prefetched, walk_best)},
           {"tma_walk_beside_wgmma_fraction", beside_clk / alone_clk,
            walk_how + fmt::format(
                           ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks of three tensors, {} stages, "
