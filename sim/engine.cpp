@@ -60,8 +60,9 @@ struct Rates {
     dram_latency_ns = hw.dram_latency_cycles / clk_GHz;
     l2_latency_ns = hw.l2_latency_cycles / clk_GHz;
     tma_ns_per_byte_l2 = hw.tma_l2_bandwidth_GBps > 0 ? active_sms / hw.tma_l2_bandwidth_GBps : copy_ns_per_byte_l2;
-    // Several CTAs walking on one SM get less of it than one CTA's deeper ring (calibrate: 88 of
-    // 116 GB/s on the H100 with 2 or 4 CTAs an SM); the walk's latencies below were measured with one.
+    // Several CTAs walking on one SM at tma_walk_sm_multi_GBps where measured (the built-in
+    // H100's 88 against 118 GB/s for one CTA came from calibrate's one-producer walk; with a
+    // producer warp a stage several CTAs walk no slower); the walk's latencies below are one CTA's.
     const double walk_sm_one = hw.tma_walk_sm_GBps > 0 ? 1.0 / hw.tma_walk_sm_GBps : 0;
     walk_sm_ns_per_byte =
         ctas_on_sm > 1 && hw.tma_walk_sm_multi_GBps > 0 ? 1.0 / hw.tma_walk_sm_multi_GBps : walk_sm_one;

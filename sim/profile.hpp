@@ -84,7 +84,8 @@ struct HardwareProfile {
   // measured, hbm_bandwidth_GBps instead.
   double tma_hbm_walk_bandwidth_GBps = 0;
   // One SM's rate for such walk loads from L2, three tensors' loads a stage (a dual GEMM's;
-  // cuda/calibrate/tma_stream.cu's operand walk, one producer thread). 0:
+  // cuda/calibrate/tma_stream.cu's operand walk; the built-in profiles hold its one-producer
+  // form's figures, docs/validation/README.md says why). 0:
   // not measured, the walk loads are charged as other TMA loads. One tensor's loads are not
   // charged a rate of their own: the per-tensor limit calibrate once reported was its producer
   // thread's issue loop (cuda/calibrate/walk_geometry.cu's trace set).
