@@ -346,31 +346,32 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
     }
   }
   {
-    constexpr int kL2Blocks = 7;  // coprime to the SM count's usual factors: every CTA visits all
-    const WalkTensors from_l2(kL2Blocks);
-    // An SM's own rate: 8 SMs walking, so that the L2 they share is not what binds (with every SM
-    // walking these 19 MB it is: the lower rate below).
+    // Every SM walking, as a GEMM's CTAs do, tensors of 4 blocks each (11 MB in all, as the
+    // dualgemm benchmark's A at M = 512): the L2 then serves every SM at its full rate, as it
+    // does the kernels' hits, which are lines that CTAs walking at the same time share (A across
+    // the N tiles, B across the M tiles). Past about 12 MB of tensors walked over and over the
+    // L2's rate falls (walk_geometry.cu's footprint set): reported, not the value.
+    constexpr int kL2Blocks = 4;
+    const WalkTensors from_l2(kL2Blocks), spread_l2(7);
     for (int nmaps = 1; nmaps <= kWalkMaxMaps; ++nmaps) {
-      const double per_sm = from_l2.rate(kFewSms, nmaps, kWalkMaxStages, 8, false, repeats) / kFewSms;
+      const double per_sm = from_l2.rate(sms, nmaps, kWalkMaxStages, 8, false, repeats) / sms;
       l2_curve += fmt::format("{}{} tensor{}: {:.1f}", l2_curve.empty() ? "" : ", ", nmaps, nmaps > 1 ? "s" : "", per_sm);
       sm_rate = per_sm;
     }
-    const double all_one = from_l2.rate(sms, kWalkMaxMaps, kWalkMaxStages, 8, false, repeats) / sms;
-    l2_curve += fmt::format(" GB/s per SM with {} SMs walking; three tensors with all {} walking: {:.1f}", kFewSms, sms,
-                            all_one);
-    // Several CTAs an SM (as a small-tile GEMM runs them), three tensors, 8 blocks each: they can
-    // only be placed two or four an SM with every SM walking, so their rate is taken against one
-    // CTA's with every SM walking, and that ratio applied to the SM's own rate.
+    l2_curve += fmt::format(
+        " GB/s per SM; three tensors with {} SMs walking: {:.1f}, of 7 blocks (19 MB) with every SM walking: {:.1f}",
+        kFewSms, from_l2.rate(kFewSms, kWalkMaxMaps, kWalkMaxStages, 8, false, repeats) / kFewSms,
+        spread_l2.rate(sms, kWalkMaxMaps, kWalkMaxStages, 8, false, repeats) / sms);
+    // Several CTAs an SM (as a small-tile GEMM runs them), three tensors, 8 blocks each.
     const double two = from_l2.rate_per_sm_with(sms, 2, 2, 8, repeats), four = from_l2.rate_per_sm_with(sms, 4, 1, 8, repeats);
-    multi_rate = sm_rate * std::min(two, four) / all_one;
-    l2_curve += fmt::format("; every SM walking, three tensors with 2 CTAs an SM (2 stages each): {:.1f}, with 4 CTAs an SM "
-                            "(1 stage each): {:.1f}, with 1 CTA of 1 stage: {:.1f}",
+    multi_rate = std::min(two, four);
+    l2_curve += fmt::format("; three tensors with 2 CTAs an SM (2 stages each): {:.1f}, with 4 CTAs an SM (1 stage "
+                            "each): {:.1f}, with 1 CTA of 1 stage: {:.1f}",
                             two, four, from_l2.rate_per_sm_with(sms, 1, 1, 8, repeats));
-    // L2 prefetches of the next tensors' boxes beside the walk: what they take from the SM's TMA
-    // (8 SMs walking, as for the SM's rate).
+    // L2 prefetches of the next tensors' boxes beside the walk: what they take from the SM's TMA.
     double with_pf[3] = {};
     for (int pf = 0; pf <= 2; ++pf) {
-      with_pf[pf] = from_l2.rate(kFewSms, kWalkMaxMaps, kWalkMaxStages, 8, false, repeats, pf) / kFewSms;
+      with_pf[pf] = from_l2.rate(sms, kWalkMaxMaps, kWalkMaxStages, 8, false, repeats, pf) / sms;
       pf_curve += fmt::format("{}{}: {:.1f}", pf_curve.empty() ? "" : ", ", pf, with_pf[pf]);
     }
     const double stage_bytes = kWalkMaxMaps * kWalkBoxBytes;
@@ -428,23 +429,22 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
           {"tma_hbm_walk_latency_2_ns", stage_ns[1], walk_how + few_how("two stages")},
           {"tma_hbm_walk_latency_3_ns", stage_ns[2], walk_how + few_how("three stages")},
           {"tma_walk_sm_GBps", sm_rate,
-           walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks, 4 stages; three tensors' loads "
-                      "together, bytes per SM: " + l2_curve + "; the value: three tensors, 8 SMs walking"},
+           walk_how + ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks, 4 stages; three tensors' loads "
+                      "together, bytes per SM: " + l2_curve},
           {"tma_walk_sm_multi_GBps", multi_rate,
-           walk_how + ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks; three tensors' loads together "
-                      "with several CTAs on each SM: the SM's rate (8 SMs walking) times the lower of 2 and 4 CTAs "
-                      "an SM against one, every SM walking; bytes per SM: " + l2_curve},
+           walk_how + ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks; three tensors' loads together "
+                      "with several CTAs on each SM, the lower of 2 and 4, bytes per SM: " + l2_curve},
           {"tma_walk_prefetch_GBps", pf_rate,
            walk_how + fmt::format(
-                          ", L2-resident tensors of 7 blocks, {} CTAs walking 8 blocks of three tensors, {} stages, "
+                          ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks of three tensors, {} stages, "
                           "each stage also prefetching into L2 the boxes of the second and third tensors eight stages "
                           "ahead: the SM's time for the two prefetch boxes (what they add to a stage) as a rate; walk "
                           "bytes per SM with 0, 1, 2 tensors prefetched: {} GB/s (from HBM, every SM walking one block "
                           "of each tensor: {:.0f} GB/s with two tensors prefetched, {:.0f} without)",
-                          kFewSms, kWalkMaxStages, pf_curve, hbm_prefetched, walk_best)},
+                          kWalkMaxStages, pf_curve, hbm_prefetched, walk_best)},
           {"tma_walk_beside_wgmma_fraction", beside_clk / alone_clk,
            walk_how + fmt::format(
-                          ", L2-resident tensors of 7 blocks, every CTA walking 8 blocks of three tensors, {} stages, "
+                          ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks of three tensors, {} stages, "
                           "while two warpgroups of the same CTA stream wgmma m64nNk16 (bf16, A and B in shared "
                           "memory): the median over N of the walk's bytes per SM clock (clock64, median over CTAs; {}) "
                           "against {:.1f} without the wgmmas",

@@ -8,13 +8,15 @@
 // 79 with 132). The earlier sets (stride, box rows and bytes, depth, footprint, threads,
 // sharing) were measured with the dividing loop, which paced them all.
 //
-//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread|consumer]
+//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread|consumer|footprint|loaded]
 //
 // `scaling` runs only the geometries that vary the CTAs walking and the hold of each stage;
 // `order` those that walk one tensor across row blocks instead of along K; `wait` the ring's
 // waits by try_wait against polling; `trace` where one CTA's stages spend their time;
 // `producers` the walks issued by 1, 2 and 4 producer warps; `spread` 4 producers' walks on 8 to
-// 132 SMs; `consumer` 2 and 4 producers with try_wait or polling waits.
+// 132 SMs; `consumer` 2 and 4 producers with try_wait or polling waits; `footprint` 4 producers'
+// walks of 5.5 to 110 MB of tensors on every SM and on 8; `loaded` a GEMM's walk (A in L2, B
+// from DRAM) at ring depths 1 to 4 on every SM and on 8.
 //
 // Every SM runs one CTA walking L2-resident tensors (1280 rows each, read by the warm-up runs):
 // load i of CTA b is box (i mod boxes_per_row) of row block (b + (i div boxes_per_row) x grid)
@@ -341,9 +343,32 @@ int main(int argc, char** argv) {
                                       spinning({1, 7168, 128, 128, sw128, false, 8}), scaled(spinning(one), 1, 0),
                                       spinning({1, 7168, 32, 128, sw128}), l2_48, spinning(l2_48), three,
                                       spinning(three)};
+  // With a producer warp a stage: every SM's walk against the tensors' footprint (three tensors
+  // of 256 to 5120 rows: 5.5 to 110 MB; one tensor; CTAs of a block staggered along it), and the
+  // same footprints with 8 SMs walking: is the shared L2's limit on the walk a matter of how
+  // much of it the walk spans?
+  std::vector<Geometry> footprint;
+  for (int ctas : {0, 8})
+    for (int rows : {256, 512, 896, 1280, 2560, 5120}) {
+      footprint.push_back(scaled(produced_by({3, 7168, 128, 128, sw128, false, 4, 0, rows}, 4), ctas, 0));
+      if (ctas == 0) footprint.push_back(produced_by({1, 7168, 128, 128, sw128, false, 4, 0, rows}, 4));
+    }
+  footprint.push_back(produced_by({3, 7168, 128, 128, sw128, true, 4, 0, 896}, 4));
+  footprint.push_back(produced_by({3, 7168, 128, 128, sw128, true, 4, 0, 5120}, 4));
+  // A GEMM's walk under load, ring depth 1 to 4 (a producer warp a stage): every SM
+  // walking three 128-row boxes a stage, A of 256 rows (66 CTAs on each block, in L2), B1 and B2
+  // in fresh blocks two CTAs share (from DRAM, the L2 flushed), as the dualgemm kernels at
+  // M = 256 walk; then 8 SMs. What a stage waits, issue to landed, when DRAM is busy.
+  std::vector<Geometry> loaded;
+  for (int ctas : {0, 8})
+    for (int depth : {1, 2, 3, 4})
+      loaded.push_back(traced(scaled(produced_by({3, 7168, 128, 128, sw128, false, depth, 0, 256, 384, true, true, 2, 66 * 10},
+                                                 std::min(depth, 4)),
+                                     ctas, 0)));
   const std::map<std::string, const std::vector<Geometry>*> sets = {
       {"all", &geometries}, {"scaling", &scaling},     {"order", &order},   {"wait", &wait},
-      {"trace", &trace},    {"producers", &producers}, {"spread", &spread}, {"consumer", &consumer}};
+      {"trace", &trace},    {"producers", &producers}, {"spread", &spread}, {"consumer", &consumer},
+      {"footprint", &footprint}, {"loaded", &loaded}};
   const auto chosen = sets.find(set);
   if (chosen == sets.end()) {
     std::string names;

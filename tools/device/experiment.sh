@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU call: build and run one of the experiments beside the calibration (cuda/calibrate/):
 #   bash tools/device/experiment.sh walk_geometry [REPEATS] [SET]  # the TMA operand walk by geometry; SET
-#       one of walk_geometry.cu's sets (all, scaling, order, wait, trace, producers, spread, consumer)
+#       one of walk_geometry.cu's sets (all, scaling, order, wait, trace, producers, spread, consumer, footprint, loaded)
 #   bash tools/device/experiment.sh burst_drift [REPEATS]          # do SMs loading in bursts stay in step?
 # Its CSV goes to $OUT/<name>.csv.
 set -o pipefail
