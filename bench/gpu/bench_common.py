@@ -194,9 +194,14 @@ def tensor_rate(flush):
 
 
 def command_line():
-    """This run's command, absolute paths made relative to the working directory, so a report
-    names no machine's directories."""
-    return " ".join(os.path.relpath(a) if os.path.isabs(a) else a for a in sys.argv)
+    """This run's command, so that a report names no machine's directories: absolute paths
+    inside the working directory made relative to it, those outside reduced to their file name."""
+    def shown(a):
+        if not os.path.isabs(a):
+            return a
+        rel = os.path.relpath(a)
+        return os.path.basename(a) if rel.startswith("..") else rel
+    return " ".join(shown(a) for a in sys.argv)
 
 
 def start_report(flush_mode="read", **extra):
