@@ -88,14 +88,7 @@ Stream measure(int sms, int repeats) {
   auto launch = [&](cudaStream_t s) {
     tensor_stream<Fp8><<<sms, kThreads, 0, s>>>(batches, sink.as<float>(), cycles.as<long long>());
   };
-  const double us = median_us(launch, repeats, /*flush_l2=*/false);
-  OVERLAP_CUDA_CHECK(cudaGetLastError());
-  // The cycles of one more launch (the slowest CTA), for the clock the SMs ran at.
-  OVERLAP_CUDA_CHECK(cudaMemset(cycles.get(), 0, sizeof(long long)));
-  launch(nullptr);
-  OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
-  long long c = 0;
-  cycles.download(&c, sizeof(c));
+  const auto [us, c] = median_us_and_cycles(launch, cycles, repeats);
   const double flops = double(sms) * 2 * batches * kBatch * kFlopsPerMma;
   return {flops / (us * 1e6), flops / sms / double(c), double(c) / us, us};
 }

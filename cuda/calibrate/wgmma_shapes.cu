@@ -108,13 +108,7 @@ Rate measure(int sms, int repeats) {
   auto launch = [&](cudaStream_t s) {
     stream<Fp8, N, Group, InFlight><<<sms, kThreads, 0, s>>>(groups, sink.as<float>(), cycles.as<long long>());
   };
-  const double us = overlap::gpu::median_us(launch, repeats, /*flush_l2=*/false);
-  OVERLAP_CUDA_CHECK(cudaGetLastError());
-  OVERLAP_CUDA_CHECK(cudaMemset(cycles.get(), 0, sizeof(long long)));
-  launch(nullptr);
-  OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
-  long long c = 0;
-  cycles.download(&c, sizeof(c));
+  const auto [us, c] = overlap::gpu::median_us_and_cycles(launch, cycles, repeats);
   const double flops = double(sms) * 2 * groups * Group * flops_per_mma;
   return {flops / (us * 1e6), flops / sms / double(c)};
 }
