@@ -32,6 +32,7 @@ struct Rates {
   // calibrate once reported was its producer thread's issue loop (walk_geometry.cu's trace).
   double walk_sm_ns_per_byte;
   double walk_beside_wgmma;  // share of walk_sm kept while the tensor unit streams wgmma
+  double tensor_beside_walk;  // share of the tensor unit's rate kept while a walk load crosses the port
   double walk_prefetch_ns_per_byte;  // an L2 prefetch of a walk box on the SM's TMA (0: free)
   // A walk load's latency when it misses L2, by its tensor's loads in flight on the SM (1, 2,
   // 3 or more): calibrate's walk from HBM at that many stages in flight, issue to landed of a
@@ -67,6 +68,7 @@ struct Rates {
     walk_sm_ns_per_byte =
         ctas_on_sm > 1 && hw.tma_walk_sm_multi_GBps > 0 ? 1.0 / hw.tma_walk_sm_multi_GBps : walk_sm_one;
     walk_beside_wgmma = hw.tma_walk_beside_wgmma_fraction > 0 ? hw.tma_walk_beside_wgmma_fraction : 1.0;
+    tensor_beside_walk = hw.tensor_beside_walk_fraction > 0 ? hw.tensor_beside_walk_fraction : 1.0;
     walk_prefetch_ns_per_byte = hw.tma_walk_prefetch_GBps > 0 ? 1.0 / hw.tma_walk_prefetch_GBps : 0;
     constexpr double kWalkStageBytes = 3 * 16384;  // the microbenchmark's stage
     const double measured[3] = {hw.tma_hbm_walk_latency_ns, hw.tma_hbm_walk_latency_2_ns, hw.tma_hbm_walk_latency_3_ns};
@@ -444,11 +446,14 @@ class SmSimulation {
         if (op.port_remaining > 0 && (first_port == ops_.size() || op.order < ops_[first_port].order)) first_port = i;
       }
     if (first_hbm < ops_.size()) ops_[first_hbm].rate = ops_[first_hbm].cap;
+    // wgmma's shared-memory operand reads and the TMA's writes of walk loads into the SM slow
+    // each other, each to the share calibrate measured with both streaming.
+    bool walking = false;
     if (first_port < ops_.size()) {
-      // wgmma's shared-memory operand reads slow the TMA's writes of walk loads into the SM.
       Op& copy = ops_[first_port];
       copy.port_rate = copy.cap;
-      if (copy.port_share > 0 && rates_.walk_beside_wgmma < 1 &&
+      walking = copy.port_share > 0;
+      if (walking && rates_.walk_beside_wgmma < 1 &&
           std::any_of(ops_.begin(), ops_.end(), [](const Op& o) { return o.unit == Unit::Tensor; }))
         copy.port_rate = std::min(copy.cap, rates_.walk_beside_wgmma / copy.port_share);
     }
@@ -457,7 +462,7 @@ class SmSimulation {
       for (std::size_t i = 0; i < ops_.size(); ++i)
         if (int(ops_[i].unit) == u) scratch_.push_back(i);
       std::sort(scratch_.begin(), scratch_.end(), [&](std::size_t a, std::size_t b) { return ops_[a].cap < ops_[b].cap; });
-      double left = 1.0;
+      double left = u == int(Unit::Tensor) && walking ? rates_.tensor_beside_walk : 1.0;
       std::size_t n = scratch_.size();
       for (std::size_t i : scratch_) {
         const double r = std::min(ops_[i].cap, left / double(n));

@@ -113,6 +113,10 @@ const std::vector<ProfileField>& profile_fields() {
       {"tma_walk_beside_wgmma_fraction", "",
        "share of tma_walk_sm_GBps kept while wgmma streams shared-memory operands on the SM (0: not measured)",
        &P::tma_walk_beside_wgmma_fraction},
+      {"tensor_beside_walk_fraction", "",
+       "share of the wgmma stream's rate kept while the SM's TMA walks operand tiles into shared memory (0: not "
+       "measured)",
+       &P::tensor_beside_walk_fraction},
       {"cold_code_cycles_per_KiB", "cycles/KiB",
        "extra cycles of a first pass over code per KiB of SASS, L2 flushed, every SM fetching (0: not measured)",
        &P::cold_code_cycles_per_KiB},

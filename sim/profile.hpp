@@ -101,9 +101,12 @@ struct HardwareProfile {
   double tma_hbm_walk_latency_2_ns = 0;  // the same with two stages in flight per SM
   double tma_hbm_walk_latency_3_ns = 0;  // with three
   // The share of tma_walk_sm_GBps the walk keeps while two warpgroups of the SM stream wgmma
-  // m64n64k16 with both operands in shared memory (their operand reads beside the TMA's
+  // m64nNk16 with both operands in shared memory (their operand reads beside the TMA's
   // writes). 0: not measured, taken as 1.
   double tma_walk_beside_wgmma_fraction = 0;
+  // The other side of the same measurement: the share of its own rate the wgmma stream keeps
+  // while the SM's TMA walks operand tiles into shared memory. 0: not measured, taken as 1.
+  double tensor_beside_walk_fraction = 0;
   // What an L2 prefetch of a walk box (cp.async.bulk.prefetch.tensor) takes from the SM's TMA,
   // as the rate at which its bytes would pass: prefetches queue with the loads though no byte
   // reaches the SM. 0: not measured, free.
