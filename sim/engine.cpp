@@ -62,13 +62,13 @@ struct Rates {
     l2_latency_ns = hw.l2_latency_cycles / clk_GHz;
     tma_ns_per_byte_l2 = hw.tma_l2_bandwidth_GBps > 0 ? active_sms / hw.tma_l2_bandwidth_GBps : copy_ns_per_byte_l2;
     // Several CTAs walking on one SM at tma_walk_sm_multi_GBps where measured (the built-in
-    // H100's 88 against 118 GB/s for one CTA came from calibrate's one-producer walk; with a
-    // producer warp a stage several CTAs walk no slower); the walk's latencies below are one CTA's.
+    // profiles' figure is from calibrate's one-producer walk); the walk's latencies below are one
+    // CTA's.
     const double walk_sm_one = hw.tma_walk_sm_GBps > 0 ? 1.0 / hw.tma_walk_sm_GBps : 0;
     walk_sm_ns_per_byte =
         ctas_on_sm > 1 && hw.tma_walk_sm_multi_GBps > 0 ? 1.0 / hw.tma_walk_sm_multi_GBps : walk_sm_one;
     walk_beside_wgmma = hw.tma_walk_beside_wgmma_fraction > 0 ? hw.tma_walk_beside_wgmma_fraction : 1.0;
-    tensor_beside_walk = hw.tensor_beside_walk_fraction > 0 ? hw.tensor_beside_walk_fraction : 1.0;
+    tensor_beside_walk = hw.tensor_beside_walk_fraction > 0 ? std::min(1.0, hw.tensor_beside_walk_fraction) : 1.0;
     walk_prefetch_ns_per_byte = hw.tma_walk_prefetch_GBps > 0 ? 1.0 / hw.tma_walk_prefetch_GBps : 0;
     constexpr double kWalkStageBytes = 3 * 16384;  // the microbenchmark's stage
     const double measured[3] = {hw.tma_hbm_walk_latency_ns, hw.tma_hbm_walk_latency_2_ns, hw.tma_hbm_walk_latency_3_ns};
@@ -448,12 +448,12 @@ class SmSimulation {
     if (first_hbm < ops_.size()) ops_[first_hbm].rate = ops_[first_hbm].cap;
     // wgmma's shared-memory operand reads and the TMA's writes of walk loads into the SM slow
     // each other, each to the share calibrate measured with both streaming.
-    bool walking = false;
+    double walk_share = 0;  // of the port's time, the part the SM's walk rate sets
     if (first_port < ops_.size()) {
       Op& copy = ops_[first_port];
       copy.port_rate = copy.cap;
-      walking = copy.port_share > 0;
-      if (walking && rates_.walk_beside_wgmma < 1 &&
+      walk_share = copy.port_share;
+      if (walk_share > 0 && rates_.walk_beside_wgmma < 1 &&
           std::any_of(ops_.begin(), ops_.end(), [](const Op& o) { return o.unit == Unit::Tensor; }))
         copy.port_rate = std::min(copy.cap, rates_.walk_beside_wgmma / copy.port_share);
     }
@@ -462,7 +462,7 @@ class SmSimulation {
       for (std::size_t i = 0; i < ops_.size(); ++i)
         if (int(ops_[i].unit) == u) scratch_.push_back(i);
       std::sort(scratch_.begin(), scratch_.end(), [&](std::size_t a, std::size_t b) { return ops_[a].cap < ops_[b].cap; });
-      double left = u == int(Unit::Tensor) && walking ? rates_.tensor_beside_walk : 1.0;
+      double left = u == int(Unit::Tensor) ? 1.0 - (1.0 - rates_.tensor_beside_walk) * walk_share : 1.0;
       std::size_t n = scratch_.size();
       for (std::size_t i : scratch_) {
         const double r = std::min(ops_[i].cap, left / double(n));

@@ -197,8 +197,9 @@ std::vector<StreamResult> sweep(std::size_t tensor_bytes, bool flush, int repeat
 }
 
 // Three tensors of `total_blocks` row blocks each: from HBM one block per CTA and tensor (L2
-// emptied before each run: every byte a miss, about 120 MB a tensor), or L2-resident (8 blocks a
-// tensor, 7 MiB, every CTA walking 8 of them in turn after the warm-up).
+// emptied before each run: every byte a miss, about 120 MB a tensor), or L2-resident (a few
+// blocks a tensor, every CTA walking 8 blocks' worth, block b + i x grid mod total_blocks, after
+// the warm-up).
 class WalkTensors {
  public:
   WalkTensors(int total_blocks)
@@ -350,7 +351,9 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
     // dualgemm benchmark's A at M = 512): the L2 then serves every SM at its full rate, as it
     // does the kernels' hits, which are lines that CTAs walking at the same time share (A across
     // the N tiles, B across the M tiles). Past about 12 MB of tensors walked over and over the
-    // L2's rate falls (walk_geometry.cu's footprint set): reported, not the value.
+    // L2's rate falls (walk_geometry.cu's footprint set): reported, not the value. With a grid
+    // that is a multiple of 4 each CTA walks its one block (b mod 4) eight times over, a quarter
+    // of the CTAs on each, as a GEMM's CTAs share an operand tile.
     constexpr int kL2Blocks = 4;
     const WalkTensors from_l2(kL2Blocks), spread_l2(7);
     for (int nmaps = 1; nmaps <= kWalkMaxMaps; ++nmaps) {
@@ -395,7 +398,7 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
     std::sort(beside.begin(), beside.end());
     beside_clk = beside[1];  // the median of the three shapes
     std::sort(mma_shares.begin(), mma_shares.end());
-    mma_beside = mma_shares[1];
+    mma_beside = std::clamp(mma_shares[1], 0.0, 1.0);  // a share: noise may put it past 1
   }
   const auto few_how = [&](const char* in_flight) {
     return fmt::format(", three tensors from HBM (L2 flushed), 8 CTAs walking 8 blocks each; {} ({} KiB each) in "
@@ -432,14 +435,14 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
           {"tma_hbm_walk_latency_2_ns", stage_ns[1], walk_how + few_how("two stages")},
           {"tma_hbm_walk_latency_3_ns", stage_ns[2], walk_how + few_how("three stages")},
           {"tma_walk_sm_GBps", sm_rate,
-           walk_how + ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks, 4 stages; three tensors' loads "
+           walk_how + ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks' worth of them, 4 stages; three tensors' loads "
                       "together, bytes per SM: " + l2_curve},
           {"tma_walk_sm_multi_GBps", multi_rate,
-           walk_how + ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks; three tensors' loads together "
+           walk_how + ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks' worth of them; three tensors' loads together "
                       "with several CTAs on each SM, the lower of 2 and 4, bytes per SM: " + l2_curve},
           {"tma_walk_prefetch_GBps", pf_rate,
            walk_how + fmt::format(
-                          ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks of three tensors, {} stages, "
+                          ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks' worth of three tensors, {} stages, "
                           "each stage also prefetching into L2 the boxes of the second and third tensors eight stages "
                           "ahead: the SM's time for the two prefetch boxes (what they add to a stage) as a rate; walk "
                           "bytes per SM with 0, 1, 2 tensors prefetched: {} GB/s (from HBM, every SM walking one block "
@@ -447,14 +450,14 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
                           kWalkMaxStages, pf_curve, hbm_prefetched, walk_best)},
           {"tma_walk_beside_wgmma_fraction", beside_clk / alone_clk,
            walk_how + fmt::format(
-                          ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks of three tensors, {} stages, "
+                          ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks' worth of three tensors, {} stages, "
                           "while two warpgroups of the same CTA stream wgmma m64nNk16 (bf16, A and B in shared "
                           "memory): the median over N of the walk's bytes per SM clock (clock64, median over CTAs; {}) "
                           "against {:.1f} without the wgmmas",
                           kBesideStages, beside_curve, alone_clk)},
           {"tensor_beside_walk_fraction", mma_beside,
            walk_how + fmt::format(
-                          ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks of three tensors, {} stages, "
+                          ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks' worth of three tensors, {} stages, "
                           "while two warpgroups of the same CTA stream wgmma m64nNk16 (bf16, A and B in shared "
                           "memory): the median over N of the wgmmas' share of their rate alone while the walk runs "
                           "(their extra cycles over the walk's; {})",

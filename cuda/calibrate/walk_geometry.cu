@@ -4,8 +4,9 @@
 // ~1100 SM clocks while the loop divided 64-bit a load, ~550 once it counted instead, whatever
 // the boxes' rows, bytes or the ring's depth, with no load in flight when the next is issued;
 // 2 and 4 producer warps walk faster (a 128x48 stage: 471 -> 319 -> 242 ns), and with 4 the
-// three-tensor walk at calibrate's footprint is the GPU's (147 GB/s per SM with 8 SMs walking,
-// 79 with 132). The earlier sets (stride, box rows and bytes, depth, footprint, threads,
+// three-tensor walk over 19 MB of tensors (7 blocks each, calibrate's footprint then) is the GPU's
+// L2's (147 GB/s per SM with 8 SMs walking, 79 with 132); the footprint set has the rate fall
+// past about 12 MB walked (calibrate now walks 4-block tensors, 11 MB). The earlier sets (stride, box rows and bytes, depth, footprint, threads,
 // sharing) were measured with the dividing loop, which paced them all.
 //
 //   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread|consumer|footprint|loaded]
@@ -324,8 +325,8 @@ int main(int argc, char** argv) {
   // The same walks by 4 producer warps on 8 to 132 SMs: is the rate an SM's, or the GPU's
   // shared among the SMs walking?
   std::vector<Geometry> spread;
-  const Geometry calibrate_like{3, 7168, 128, 128, sw128, false, 4, 0, 7 * 128};
-  for (const Geometry& g : {l2_48, l2_64, calibrate_like})
+  const Geometry nineteen_mb{3, 7168, 128, 128, sw128, false, 4, 0, 7 * 128};  // calibrate's footprint until 784721c
+  for (const Geometry& g : {l2_48, l2_64, nineteen_mb})
     for (int ctas : {8, 33, 66, 99, 132}) spread.push_back(scaled(produced_by(g, 4), ctas, 0));
   // With 2 and 4 producers, waiting by try_wait or by polling: what paces a stage once the
   // producers do not (the consumer's wait, or the loads)?
