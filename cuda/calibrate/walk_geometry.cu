@@ -4,10 +4,11 @@
 // ~1100 SM clocks while the loop divided 64-bit a load, ~550 once it counted instead, whatever
 // the boxes' rows, bytes or the ring's depth, with no load in flight when the next is issued;
 // 2 and 4 producer warps walk faster (a 128x48 stage: 471 -> 319 -> 242 ns), and with 4 the
-// three-tensor walk over 19 MB of tensors (7 blocks each, calibrate's footprint then) is the GPU's
-// L2's (147 GB/s per SM with 8 SMs walking, 79 with 132); the footprint set has the rate fall
-// past about 12 MB walked (calibrate now walks 4-block tensors, 11 MB). The earlier sets (stride, box rows and bytes, depth, footprint, threads,
-// sharing) were measured with the dividing loop, which paced them all.
+// three-tensor walk over 19 MB of tensors (7 blocks each, calibrate's footprint then) is the
+// GPU's L2's (147 GB/s per SM with 8 SMs walking, 79 with 132); the footprint set has the rate
+// fall past about 12 MB walked (calibrate now walks 4-block tensors, 11 MB). The earlier sets
+// (stride, box rows and bytes, depth, footprint, threads, sharing) were measured with the
+// dividing loop, which paced them all.
 //
 //   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread|consumer|footprint|loaded]
 //
