@@ -93,7 +93,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 37> kTilings = {{
+inline constexpr std::array<Tiling, 40> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -141,6 +141,13 @@ inline constexpr std::array<Tiling, 37> kTilings = {{
     {"tile128x48_stages7_ws_p2", "producer issue", 128, 48, 7, true, false, 1, 1, false, false, 0, 1, 2},
     {"tile128x64_stages7_ws_p2", "producer issue", 128, 64, 7, true, false, 1, 1, false, false, 0, 1, 2},
     {"tile64x64_stages4_ws_p2", "producer issue", 64, 64, 4, true, false, 1, 1, false, false, 0, 1, 2},
+    // 128x48 with the eighth 28 KiB stage that still fits (224 KiB of ring).
+    {"tile128x48_stages8_ws", "pipeline stages", 128, 48, 8, true, false},
+    // 128x48 in clusters of two: A (16 of a stage's 28 KiB, read by all 64 column tiles' CTAs)
+    // multicast by the pair along N, or B1 and B2 (24-row slices) by the pair along M, so that
+    // 20 or 22 KiB of each stage leave L2 per CTA instead of 28.
+    {"tile128x48_stages7_ws_c1x2", "cluster multicast", 128, 48, 7, true, false, 1, 2},
+    {"tile128x48_stages7_ws_c2x1", "cluster multicast", 128, 48, 7, true, false, 2, 1},
 }};
 
 }  // namespace overlap::dualgemm
