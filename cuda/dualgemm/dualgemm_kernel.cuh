@@ -297,17 +297,17 @@ __global__ void __launch_bounds__(
           mbar_wait(&empty[it % Stages], ((it / Stages) & 1) ^ 1);
           if (plane == 0) issue_load(it, m0, n0, l, kb);
           if constexpr (LanePrefetchK > 0) {
-            // The B1/B2 rows' 128 bytes of the k-block LanePrefetchK on (at the tile's first
-            // k-block, all of those past the ring's first fill), every 32-byte sector of them.
-            constexpr int kSectors = 2 * BN * Kn::kKBytes / 32;
+            // The B1/B2 rows' 128-byte lines of the k-block LanePrefetchK on (at the tile's first
+            // k-block, all of those past the ring's first fill), by the CTA of the tile's first
+            // row tile only (the others read the same B tile).
             const std::size_t row_bytes = std::size_t(p.K) * (Fp8 ? 1 : 2);
-            for (int j = kb == 0 ? Stages : LanePrefetchK; j <= LanePrefetchK; ++j) {
+            for (int j = kb == 0 ? Stages : LanePrefetchK; m0 == 0 && j <= LanePrefetchK; ++j) {
               if ((kb + j) * Kn::kBK >= p.K) break;
-              for (int q = plane; q < kSectors; q += 32) {
-                const int row = q / 4 % BN, n = n0 + row;
-                if (n >= p.N) continue;
-                const unsigned char* base = q / 4 < BN ? p.b1 : p.b2;
-                prefetch_l2(base + (std::size_t(l) * p.N + n) * row_bytes + std::size_t(kb + j) * Kn::kKBytes + q % 4 * 32);
+              for (int q = plane; q < 2 * BN; q += 32) {
+                const int n = n0 + q % BN;
+                if (n < p.N)
+                  prefetch_l2((q < BN ? p.b1 : p.b2) + (std::size_t(l) * p.N + n) * row_bytes +
+                              std::size_t(kb + j) * Kn::kKBytes);
               }
             }
           }
