@@ -278,8 +278,7 @@ class SmSimulation {
                                   port_ns_per_byte, store_ns_per_byte});
         if (st.l2_prefetch) {
           op.remaining = hbm_ns;
-          // TMA time, no bytes in (a lane prefetch: the LSU's, not charged)
-          if (walk && !st.lane_prefetch) op.port_remaining = st.amount * rates_.walk_prefetch_ns_per_byte;
+          if (walk) op.port_remaining = st.amount * rates_.walk_prefetch_ns_per_byte;  // TMA time, no bytes in
         } else if (walk && rates_.walk_sm_ns_per_byte > 0) {
           // Measured apart (calibrate's walk from HBM and from L2): each on its own server.
           op.remaining = hbm_ns;

@@ -102,7 +102,6 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
       Step prefetch = s;
       prefetch.kind = StepKind::Issue;
       prefetch.l2_prefetch = true;
-      prefetch.lane_prefetch = g.l2_prefetch_by_lanes;
       prefetch.label = fmt::format("prefetch B{} to L2", b + 1);
       for (int j = g.stages; j <= g.l2_prefetch_k; ++j) {
         prefetch.offset = j;

@@ -38,7 +38,6 @@ struct GemmSpec {
   // B tiles prefetched into L2 this many k-blocks ahead by the producer (0: none): the B loads
   // into shared memory then hit L2, and the prefetches draw the HBM bytes.
   int l2_prefetch_k = 0;
-  bool l2_prefetch_by_lanes = false;  // the prefetches are the producer warp's lanes', not its TMA's
   // An epilogue warpgroup of its own (cuda/common/sm90_handoff_gemm.cuh): the consumers copy
   // each finished tile to shared memory (handoff_bytes_per_element) and go on; the epilogue
   // work and the stores run in that warpgroup, under the next tile's mainloop.

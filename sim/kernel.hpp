@@ -62,8 +62,6 @@ struct Step {
   // An L2 prefetch (TMA's prefetch.tensor): the bytes come from HBM into L2 only; they take this
   // SM's share of HBM bandwidth and, for a walk, its TMA, but no latency anyone waits for.
   bool l2_prefetch = false;
-  // An L2 prefetch issued by a warp's lanes (prefetch.global.L2 through the LSU): no TMA time.
-  bool lane_prefetch = false;
   // A GEMM operand tile walked along K (128 bytes of each row per k-block, the rows K bytes
   // apart): its misses stream at the profile's tma_hbm_walk_bandwidth_GBps where measured, the
   // rate calibrate's walk of that pattern reaches, rather than a contiguous stream's.

@@ -122,10 +122,6 @@ __device__ __forceinline__ void tma_prefetch_l2_4d(const CUtensorMap* map, int c
                "r"(c0), "r"(c1), "r"(c2), "r"(c3)
                : "memory");
 }
-// Brings the global-memory line holding `addr` into L2 through the LSU (no TMA, nothing back).
-__device__ __forceinline__ void prefetch_l2(const void* addr) {
-  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(addr)) : "memory");
-}
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
 }

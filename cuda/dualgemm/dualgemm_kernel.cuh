@@ -89,8 +89,6 @@ __device__ __forceinline__ void mma(std::uint64_t a, std::uint64_t b, float (&d)
 struct Params {
   CUtensorMap a_map, b1_map, b2_map;  // {K, rows, L, 1}, box {128 bytes of K, a CTA's slice of the tile's rows}
   CUtensorMap c_map;                  // TMA store: {N, M, L, 1}, box {sub-tile cols, 64, 1, 1}
-  const unsigned char* b1;            // [L, N, K] operand bytes (the lane prefetch's addresses)
-  const unsigned char* b2;
   __half* c;                          // [L, M, N]
   const float* a_scale;               // fp8: [L, M]; bf16: null
   const float* b1_scale;              // fp8: [L, N]
@@ -100,10 +98,10 @@ struct Params {
 };
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int KAtoms, int Producers, int LanePrefetchK>
+          int PrefetchK, int KAtoms, int Producers>
 struct Kernel {
   static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms,
-                                            Producers, LanePrefetchK};
+                                            Producers};
   static constexpr int kCluster = CM * CN;
   static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
@@ -144,9 +142,6 @@ struct Kernel {
                 "several producers: warps of the producer warpgroup, one k-block each in turn");
   static_assert(PrefetchK == 0 || (WS && CM * CN == 1 && BM == 128),
                 "L2 prefetch: warp-specialized 128-row tiles, no cluster");
-  static_assert(LanePrefetchK == 0 || (WS && CM * CN == 1 && BM == 128 && KAtoms == 1 && PrefetchK == 0 &&
-                                       Producers == 1 && LanePrefetchK > Stages),
-                "lane prefetch: warp-specialized 128-row one-atom tiles, no cluster, one producer, past the ring");
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
@@ -163,11 +158,11 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int KAtoms, int Producers, int LanePrefetchK>
+          int PrefetchK, int KAtoms, int Producers>
 __global__ void __launch_bounds__(
-    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, LanePrefetchK>::kThreads, 1)
+    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, LanePrefetchK>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
   extern __shared__ unsigned char smem_raw[];
@@ -280,9 +275,8 @@ __global__ void __launch_bounds__(
     // ---- producer warpgroup ----
     setmaxnreg_dec<dualgemm::Tiling::kProducerRegs>();
     // Lane 0 of producer warp w issues loads w, w + Producers, w + 2 Producers, ... of the CTA.
-    const int ptid = tid - Kn::kConsumerThreads, pw = ptid / 32, plane = ptid % 32;
-    // With the lane prefetch all of warp 0 walks the loop (lane 0 issues the loads).
-    if ((plane == 0 || (LanePrefetchK > 0 && pw == 0)) && pw < Producers) {
+    const int ptid = tid - Kn::kConsumerThreads, pw = ptid / 32;
+    if (ptid % 32 == 0 && pw < Producers) {
       int first = 0;  // the CTA's load number of the tile's k-block 0
       for (int ct = cluster_id; ct < cluster_tiles; ct += clusters) {
         int m0, n0, l;
@@ -295,22 +289,7 @@ __global__ void __launch_bounds__(
           if (Pairs && kb % 2 == 0 && kb + 1 < k_blocks)
             mbar_wait(&empty[(it + 1) % Stages], (((it + 1) / Stages) & 1) ^ 1);
           mbar_wait(&empty[it % Stages], ((it / Stages) & 1) ^ 1);
-          if (plane == 0) issue_load(it, m0, n0, l, kb);
-          if constexpr (LanePrefetchK > 0) {
-            // The B1/B2 rows' 128-byte lines of the k-block LanePrefetchK on (at the tile's first
-            // k-block, all of those past the ring's first fill), by the CTA of the tile's first
-            // row tile only (the others read the same B tile).
-            const std::size_t row_bytes = std::size_t(p.K) * (Fp8 ? 1 : 2);
-            for (int j = kb == 0 ? Stages : LanePrefetchK; m0 == 0 && j <= LanePrefetchK; ++j) {
-              if ((kb + j) * Kn::kBK >= p.K) break;
-              for (int q = plane; q < 2 * BN; q += 32) {
-                const int n = n0 + q % BN;
-                if (n < p.N)
-                  prefetch_l2((q < BN ? p.b1 : p.b2) + (std::size_t(l) * p.N + n) * row_bytes +
-                              std::size_t(kb + j) * Kn::kKBytes);
-              }
-            }
-          }
+          issue_load(it, m0, n0, l, kb);
         }
         first += k_blocks;
       }

@@ -53,9 +53,9 @@ inline cudaError_t atoms_b_map(CUtensorMap* map, bool fp8, const void* base, lon
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs, int PrefetchK,
-          int KAtoms, int Producers, int LanePrefetchK>
+          int KAtoms, int Producers>
 cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
-  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, LanePrefetchK>;
+  using Kn = dualgemm_sm90::Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers>;
   static_assert(Kn::kSmemBytes <= 227 * 1024, "shared memory over the sm_90 per-block limit");
   dualgemm_sm90::Params p{};
   cudaError_t e = cudaSuccess;
@@ -79,8 +79,6 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
   }
   if (e != cudaSuccess) return e;
   p.c = static_cast<__half*>(a.c);
-  p.b1 = static_cast<const unsigned char*>(a.b1);
-  p.b2 = static_cast<const unsigned char*>(a.b2);
   p.a_scale = a.a_scale;
   p.b1_scale = a.b1_scale;
   p.b2_scale = a.b2_scale;
@@ -94,7 +92,7 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
       (long long)p.L * ((p.tiles_m + CM - 1) / CM) * ((p.tiles_n + CN - 1) / CN);
 
   auto kernel =
-      dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, LanePrefetchK>;
+      dualgemm_sm90::dualgemm_kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers>;
   if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Kn::kSmemBytes)) != cudaSuccess)
     return e;
   cudaLaunchConfig_t config{};
@@ -134,7 +132,7 @@ template <bool Fp8, std::size_t I>
 cudaError_t launch_index(const DualGemmDeviceArgs& a, const DualGemmSizes& s, cudaStream_t stream) {
   constexpr dualgemm::Tiling t = dualgemm::kTilings[I];
   return launch_kernel<Fp8, t.tile_m, t.tile_n, t.stages, t.warp_specialized, t.tma_store, t.cluster_m, t.cluster_n,
-                       t.eager_release, t.paired_loads, t.prefetch_k, t.k_atoms, t.producers, t.lane_prefetch_k>(a, s, stream);
+                       t.eager_release, t.paired_loads, t.prefetch_k, t.k_atoms, t.producers>(a, s, stream);
 }
 
 template <bool Fp8, std::size_t... I>

@@ -21,7 +21,7 @@ constexpr int tile_k_for(OperandFormat f) {
 }
 
 struct Tiling {
-  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_k2][_p<P>][_lpf<K>].
+  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_k2][_p<P>].
   const char* name;
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
@@ -64,14 +64,6 @@ struct Tiling {
   // The walk microbenchmark's producer took ~550 SM clocks a stage whatever the boxes' bytes
   // (cuda/calibrate/walk_geometry.cu, its `trace` set).
   int producers = 1;
-  // L2 prefetch distance in k-blocks issued by the producer warp's 32 lanes (warp-specialized
-  // 128-row tiles, no cluster; 0: none): with each k-block's loads the lanes `prefetch.global.L2`
-  // the 128-byte line of each B1/B2 row of the k-block this far ahead, in the CTAs of the first
-  // row tile (the CTAs below read the same B tile). The hypothesis: the
-  // ring's A share (L2-resident) limits the B bytes on their way from DRAM, so DRAM runs below its
-  // rate (Nsight Compute: 45% at 128x48 fp8 (256,3072,4096)); a prefetch by the LSU keeps more of
-  // B in flight without the SM's TMA, whose own prefetch (prefetch_k) costs it a load's time.
-  int lane_prefetch_k = 0;
 
   constexpr int cluster_size() const { return cluster_m * cluster_n; }
 
@@ -101,7 +93,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 38> kTilings = {{
+inline constexpr std::array<Tiling, 37> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -149,9 +141,6 @@ inline constexpr std::array<Tiling, 38> kTilings = {{
     {"tile128x48_stages7_ws_p2", "producer issue", 128, 48, 7, true, false, 1, 1, false, false, 0, 1, 2},
     {"tile128x64_stages7_ws_p2", "producer issue", 128, 64, 7, true, false, 1, 1, false, false, 0, 1, 2},
     {"tile64x64_stages4_ws_p2", "producer issue", 64, 64, 4, true, false, 1, 1, false, false, 0, 1, 2},
-    // B prefetched to L2 by the producer warp's lanes 16 k-blocks ahead (128x48, 7 stages). A
-    // prefetch of every 32-byte sector by every CTA ran 2.5-4.5x slower (2026-11-27).
-    {"tile128x48_stages7_ws_lpf16", "L2 prefetch", 128, 48, 7, true, false, 1, 1, false, false, 0, 1, 1, 16},
 }};
 
 }  // namespace overlap::dualgemm
