@@ -11,6 +11,7 @@ namespace overlap::sim {
 namespace {
 
 constexpr double kEps = 1e-9;
+constexpr double kWalkStageBytes = 3 * 16384;  // calibrate's operand walk: a stage of three 16 KiB boxes
 
 // Per-SM rates in "units of work per ns at full unit capacity".
 struct Rates {
@@ -34,13 +35,15 @@ struct Rates {
   double walk_beside_wgmma;  // share of walk_sm kept while the tensor unit streams wgmma
   double tensor_beside_walk;  // share of the tensor unit's rate kept while a walk load crosses the port
   double walk_prefetch_ns_per_byte;  // an L2 prefetch of a walk box on the SM's TMA (0: free)
-  // A walk load's latency when it misses L2, by its tensor's loads in flight on the SM (1, 2,
-  // 3 or more): calibrate's walk from HBM at that many stages in flight, issue to landed of a
-  // stage, less the stage's transfer at the SM's walk rate (the DRAM pointer chase where not
-  // measured).
+  // A walk load's latency when it misses L2, by the stages in flight on the SM (1, 2, 3 or
+  // more; linear between): calibrate's walk from HBM at that many stages in flight, issue to
+  // landed of a stage, less the stage's transfer at the SM's walk rate (the DRAM pointer chase
+  // where not measured).
   double walk_dram_latency_ns[3];
-  double walk_dram_latency(int stages_in_flight) const {
-    return walk_dram_latency_ns[std::clamp(stages_in_flight, 1, 3) - 1];
+  double walk_dram_latency(double stages_in_flight) const {
+    const double st = std::clamp(stages_in_flight, 1.0, 3.0);
+    const int below = std::min(int(st), 2);
+    return walk_dram_latency_ns[below - 1] + (st - below) * (walk_dram_latency_ns[below] - walk_dram_latency_ns[below - 1]);
   }
   // A store of each StoreShape where the profile measured its rate: this SM's share of every
   // SM storing that way (0: not measured, charged as other copies).
@@ -70,7 +73,6 @@ struct Rates {
     walk_beside_wgmma = hw.tma_walk_beside_wgmma_fraction > 0 ? hw.tma_walk_beside_wgmma_fraction : 1.0;
     tensor_beside_walk = hw.tensor_beside_walk_fraction > 0 ? std::min(1.0, hw.tensor_beside_walk_fraction) : 1.0;
     walk_prefetch_ns_per_byte = hw.tma_walk_prefetch_GBps > 0 ? 1.0 / hw.tma_walk_prefetch_GBps : 0;
-    constexpr double kWalkStageBytes = 3 * 16384;  // the microbenchmark's stage
     const double measured[3] = {hw.tma_hbm_walk_latency_ns, hw.tma_hbm_walk_latency_2_ns, hw.tma_hbm_walk_latency_3_ns};
     for (int d = 0; d < 3; ++d)
       walk_dram_latency_ns[d] = measured[d] > 0 && walk_sm_one > 0
@@ -127,6 +129,7 @@ struct Op {
   double latency_ns = 0;  // after the transfer (loads)
   double not_before_ns = 0;   // a cold start's load lands no earlier than this
   int* walk_in_flight = nullptr;  // its tensor's loads in flight on this SM (this one included)
+  double walk_bytes = 0;          // a walk load's bytes, in the SM's walk bytes in flight until it lands
   double port_share = 0;      // of a walk load's transfer, the part its SM's walk rate sets
   bool is_load = false;
   double start_ns = 0;
@@ -141,6 +144,7 @@ struct Timed {
   int cta, barrier, index;
   bool load_done;
   int* walk_in_flight = nullptr;  // a walk load's tensor's count of loads in flight, to decrement
+  double walk_bytes = 0;          // and its bytes, to take off the SM's
   bool operator>(const Timed& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
@@ -287,13 +291,19 @@ class SmSimulation {
         } else {
           op.remaining = std::max(hbm_ns, sm_ns);
         }
-        int stages_in_flight = 1;
+        double stages_in_flight = 1;
         if (walk && !st.l2_prefetch && rates_.walk_sm_ns_per_byte > 0) {
-          // The tensor's loads in flight on this SM (of any of its CTAs), which set the latency
-          // of a miss (calibrate's walk by stages in flight).
+          // How deep the SM's walk is, in calibrate's stages, sets the latency of a miss. Its
+          // stage is one 16 KiB box of each tensor, so depth is both a count of a tensor's loads
+          // and bytes: the kernels' boxes are 6 to 32 KiB, and the larger reading is charged
+          // (this tensor's loads in flight, or the SM's walk bytes in flight over the stage's),
+          // of any of the SM's CTAs, this load included.
           int& in_flight = walk_in_flight_[st.label];
-          stages_in_flight = ++in_flight;
+          ++in_flight;
           op.walk_in_flight = &in_flight;
+          op.walk_bytes = st.amount;
+          walk_bytes_in_flight_ += st.amount;
+          stages_in_flight = std::max(double(in_flight), walk_bytes_in_flight_ / kWalkStageBytes);
         }
         op.cap = 1;
         op.is_load = !st.store;
@@ -522,6 +532,7 @@ class SmSimulation {
       timed_.pop();
       if (t.load_done) --loads_in_flight_;
       if (t.walk_in_flight) --*t.walk_in_flight;
+      walk_bytes_in_flight_ -= t.walk_bytes;
       if (t.role >= 0) wake(t.role);
       else if (t.barrier >= 0) do_arrive(t.cta, t.barrier, t.index);
     }
@@ -532,10 +543,11 @@ class SmSimulation {
       trace_->push_back({fmt::format("unit {}", unit_name(op.unit)), op.step->label, op.start_ns, now_, true});
     const double lands = std::max(now_ + op.latency_ns, op.not_before_ns);
     if (lands > now_) {
-      timed_.push({lands, seq_++, op.role, op.cta, op.barrier, op.index, op.is_load, op.walk_in_flight});
+      timed_.push({lands, seq_++, op.role, op.cta, op.barrier, op.index, op.is_load, op.walk_in_flight, op.walk_bytes});
       return;
     }
     if (op.walk_in_flight) --*op.walk_in_flight;
+    walk_bytes_in_flight_ -= op.walk_bytes;
     if (op.is_load) --loads_in_flight_;
     if (op.role >= 0) wake(op.role);
     else if (op.barrier >= 0) do_arrive(op.cta, op.barrier, op.index);
@@ -571,6 +583,7 @@ class SmSimulation {
   std::vector<std::size_t> scratch_;
   std::map<std::string, int> walk_in_flight_;  // each walked tensor's loads issued and not landed (by load)
   int loads_in_flight_ = 0;
+  double walk_bytes_in_flight_ = 0;  // walk loads' bytes issued and not landed, of every tensor
   std::uint64_t seq_ = 0;
   double now_ = 0;
   SmResult result_;
