@@ -13,7 +13,9 @@
 # NCU_VARIANT, for tools/ncu_by_region.py on the host)
 # Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
 # SANITIZER_TIMEOUT, BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_gla.py or bench_gla_train.py arguments),
-# BENCH2_ARGS (a second benchmark pass, other arguments), NCU_SHAPE / NCU_VARIANT (ncu_pp),
+# BENCH2_ARGS (a second benchmark pass, other arguments), NCU_SHAPE / NCU_VARIANT / NCU_SKIP /
+# NCU_COUNT (ncu_pp: which launches), NCU_CLOCKS (ncu_pp, ncu_bwd: "none" profiles at the clocks
+# the GPU runs, as the model predicts; default Nsight Compute's locked base clock),
 # TEST_FILTER / SAN_FILTER (gtest filters of the GPU tests and of the sanitizer runs).
 # These configure this script only; the library has no environment knobs.
 set -o pipefail
@@ -85,8 +87,8 @@ if [[ $what == ncu_pp || $what == tests_ncu_pp ]]; then
   shape=${NCU_SHAPE:-4,4096,32,64,64}
   variant=${NCU_VARIANT:-pingpong_fused}
   bench="bench/gpu/bench_gla.py --lib $B/cuda/gla/liboverlap_gla_capi.so --no-peers --reps 1 --warmup 1 --variants $variant --shapes $shape"
-  timeout 150 ncu --kernel-name regex:gla_pingpong --launch-skip 1 --launch-count 1 \
-    --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+  timeout 150 ncu --kernel-name regex:gla_pingpong --launch-skip ${NCU_SKIP:-1} --launch-count ${NCU_COUNT:-1} \
+    ${NCU_CLOCKS:+--clock-control $NCU_CLOCKS} --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
     --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section SourceCounters \
     python3 $bench >"$OUT/ncu_${variant}_${shape//,/_}.txt" 2>&1
   echo "ncu details: exit $?"
@@ -112,7 +114,7 @@ fi
 if [[ $what == ncu_bwd ]]; then
   shape=${NCU_SHAPE:-8,4096,16,128,128}
   timeout 300 ncu --kernel-name regex:"${NCU_KERNELS:-gla_chunk_grad|gla_state_walk}" --launch-count ${NCU_COUNT:-3} \
-    --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+    ${NCU_CLOCKS:+--clock-control $NCU_CLOCKS} --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
     --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section InstructionStats --section SourceCounters \
     python3 bench/gpu/bench_gla_train.py --lib "$B/cuda/gla/liboverlap_gla_capi.so" --no-peers --reps 1 --warmup 0 \
     --shapes "$shape" >"$OUT/ncu_bwd_${shape//,/_}.txt" 2>&1
