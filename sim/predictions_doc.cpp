@@ -293,8 +293,6 @@ void dualgemm_section(Doc& d) {
                  "", shape_for(mnk));
     d.hypothesis("128x48 tiles, 7 stages (3072 columns in 64 tiles: 128 CTAs at M = 256)", "dualgemm",
                  "tile128x64_stages6_ws", "tile128x48_stages7_ws", "", shape_for(mnk));
-    d.hypothesis("Two K atoms a TMA box at 128x48 (4 stages of 56 KiB for 7 of 28)", "dualgemm", "tile128x48_stages7_ws",
-                 "tile128x48_stages4_ws_k2", "", shape_for(mnk));
     for (const auto& [tile, v] : {std::pair{"128x48", "tile128x48_stages7_ws"}, std::pair{"128x64", "tile128x64_stages7_ws"},
                                   std::pair{"64x64", "tile64x64_stages4_ws"}})
       d.hypothesis(fmt::format("Two producer warps issuing alternate k-blocks ({})", tile), "dualgemm", v,
