@@ -294,10 +294,10 @@ class SmSimulation {
         double stages_in_flight = 1;
         if (walk && !st.l2_prefetch && rates_.walk_sm_ns_per_byte > 0) {
           // How deep the SM's walk is, in calibrate's stages, sets the latency of a miss. Its
-          // stage is one 16 KiB box of each tensor, so depth is both a count of a tensor's loads
-          // and bytes: the kernels' boxes are 6 to 32 KiB, and the larger reading is charged
-          // (this tensor's loads in flight, or the SM's walk bytes in flight over the stage's),
-          // of any of the SM's CTAs, this load included.
+          // stage is one 16 KiB box of each of three tensors (48 KiB), so depth is both a count
+          // of a tensor's loads and bytes: the kernels' boxes are 6 to 32 KiB, and the larger
+          // reading is charged (this tensor's loads in flight, or the SM's walk bytes in flight
+          // over the stage's), of any of the SM's CTAs, this load included.
           int& in_flight = walk_in_flight_[st.label];
           ++in_flight;
           op.walk_in_flight = &in_flight;

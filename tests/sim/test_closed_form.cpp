@@ -318,22 +318,23 @@ INSTANTIATE_TEST_SUITE_P(Profiles, ClosedForm,
 // beside the SM's side, and L2 prefetches take the SM's TMA; a profile without the
 // measurements charges them as other TMA loads (the SM's share of tma_l2_bandwidth_GBps, or
 // its port).
-// A GEMM-like k-loop of `tensors` 16 KiB walk loads a tile (the first tensor's a `first_misses`
-// fraction from HBM) and one MMA of `flops`, on `per_sm` CTAs an SM of `stages` stages each.
+// A GEMM-like k-loop of `tensors` walk loads of `box_bytes` (16 KiB unless given) a tile (the first
+// tensor's a `first_misses` fraction from HBM) and one MMA of `flops`, on `per_sm` CTAs an SM of
+// `stages` stages each.
 constexpr double kWalkBytes = 16384;
 constexpr int kWalkTiles = 400;
 KernelSpec walk_kernel(const HardwareProfile& hw, int tensors, double flops, double first_misses, bool prefetch_second,
-                       int per_sm = 1, int stages = 4) {
+                       int per_sm = 1, int stages = 4, double box_bytes = kWalkBytes) {
   KernelSpec k;
   k.name = "walk";
   k.ctas = per_sm * std::int64_t(hw.sm_count);
   k.threads_per_cta = 384;
   k.regs_per_cta = regs_for_warps(12, 64);
-  k.smem_bytes = stages * tensors * std::int64_t(kWalkBytes);
+  k.smem_bytes = stages * tensors * std::int64_t(box_bytes);
   TileLoop loop;
   loop.tiles = kWalkTiles;
   for (int t = 0; t < tensors; ++t) {
-    Step s = load(kWalkBytes, t == 0 ? first_misses : 0.0, CopyEngine::Tma, "load " + std::to_string(t));
+    Step s = load(box_bytes, t == 0 ? first_misses : 0.0, CopyEngine::Tma, "load " + std::to_string(t));
     s.k_walk = true;
     loop.loads.push_back(s);
   }
@@ -390,6 +391,29 @@ TEST(WalkLoads, ChargedAsCalibrateMeasuresThem) {
   const double port = hw.sm_port_bytes_per_clk * hw.clock_MHz * 1e-3;
   const double fallback = std::min(port, hw.tma_l2_bandwidth_GBps / hw.sm_count);
   EXPECT_NEAR(time(hw, 1) * fallback, 1.0, 0.05);
+}
+
+TEST(WalkLoads, AMissWaitsByTheWalkDepthInCalibratesStagesAsLoadsOrBytes) {
+  // One tensor, one stage, every box from HBM: each tile is its box's transfer (its HBM part
+  // beside the SM's walk) and then the miss's latency at the walk's depth. calibrate's stage is
+  // one 16 KiB box of each of three tensors (48 KiB), so a 16 KiB box alone is one stage deep by
+  // its count (a third by bytes), a 64 KiB box 4/3 deep by its bytes: its latency lies a third of
+  // the way from the one-stage figure to the two-stage one.
+  const HardwareProfile hw = steady_profile("H100");
+  ASSERT_GT(hw.tma_walk_sm_GBps, 0);
+  ASSERT_GT(hw.tma_hbm_walk_latency_2_ns, hw.tma_hbm_walk_latency_ns);
+  const double walk_sm = hw.tma_walk_sm_GBps;
+  const auto latency = [&](double measured) {  // the engine's: less the stage's transfer
+    return std::max(hw.dram_latency_cycles / (hw.clock_MHz * 1e-3), measured - 3 * 16384 / walk_sm);
+  };
+  const double l1 = latency(hw.tma_hbm_walk_latency_ns), l2 = latency(hw.tma_hbm_walk_latency_2_ns);
+  for (const double box : {16384.0, 65536.0}) {
+    const KernelSpec k = walk_kernel(hw, 1, 1, 1.0, false, 1, 1, box);
+    const double tile_ns = (simulate_kernel(hw, k).time_ns - hw.launch_overhead_us * 1e3) / kWalkTiles;
+    const double transfer = std::max(box * hw.sm_count / hw.tma_hbm_walk_bandwidth_GBps, box / walk_sm);
+    const double expected = box == 16384.0 ? l1 : l1 + (l2 - l1) / 3;
+    EXPECT_NEAR((tile_ns - transfer) / expected, 1.0, 0.03) << box << "-byte boxes";
+  }
 }
 
 TEST(WalkLoads, TheTensorPipeKeepsItsShareBesideTheWalk) {
