@@ -5,7 +5,8 @@
 # Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
 # SANITIZER_TIMEOUT, SANITIZER_FILTER (gtest filter of the sanitizer runs), BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_dualgemm.py arguments),
 # TEST_FILTER (gtest filter), NCU_SHAPE (M,N,K) / NCU_VARIANT (one or a space-separated list) /
-# NCU_FORMAT (ncu; one report per variant, ncu_<variant>.txt), NCU_METRICS (more metrics, comma-separated).
+# NCU_FORMAT (ncu; one report per variant, ncu_<variant>.txt), NCU_METRICS (more metrics, comma-separated),
+# NCU_CLOCKS ("none": profile at the clocks the GPU runs; default Nsight Compute's locked base clock).
 set -o pipefail
 what=${1:-all}
 OUT=${OUT:-out}
@@ -48,7 +49,7 @@ if [[ $what == ncu ]]; then
   shape=${NCU_SHAPE:-256,4096,7168}
   for variant in ${NCU_VARIANT:-tile128x64_stages4_ws}; do
     report="$OUT/ncu_$variant.txt"
-    timeout 200 ncu --kernel-name regex:dualgemm_kernel --launch-skip 1 --launch-count 1 \
+    timeout 200 ncu --kernel-name regex:dualgemm_kernel --launch-skip 1 --launch-count 1 ${NCU_CLOCKS:+--clock-control $NCU_CLOCKS} \
       --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
       --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section Occupancy --section LaunchStats \
       --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum${NCU_METRICS:+,$NCU_METRICS} \
