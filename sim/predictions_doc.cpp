@@ -297,9 +297,6 @@ void dualgemm_section(Doc& d) {
                                   std::pair{"64x64", "tile64x64_stages4_ws"}})
       d.hypothesis(fmt::format("Two producer warps issuing alternate k-blocks ({})", tile), "dualgemm", v,
                    fmt::format("{}_p2", v), "", shape_for(mnk));
-    for (const auto& [tile, v] : {std::pair{"128x48", "tile128x48_stages7_ws"}, std::pair{"128x64", "tile128x64_stages7_ws"}})
-      d.hypothesis(fmt::format("Each column tile's walk along K starting at its own k-block ({})", tile), "dualgemm", v,
-                   fmt::format("{}_stagger", v), "", shape_for(mnk));
   }
 }
 

@@ -27,8 +27,6 @@
 //             every CTA counts all the bytes, and a consumer warpgroup releases a stage to
 //             every producer that writes into it (its row and its column), so each producer's
 //             empty barrier counts 2 x (CM + CN - 1) arrivals.
-//   stagger   (StaggerK) column tile n's CTAs walk K from k-block n x k_blocks / tiles_n,
-//             wrapping, so that the CTAs of a row do not all ask L2 for the same A box at once.
 //   epilogue  scales (fp8), silu(x1) * x2 in fp32, fp16. Direct: each thread stores its
 //             fragment's pairs. TMA store: each warpgroup writes its 64-row part to swizzled
 //             shared memory and one thread stores it by TMA, asynchronously; the buffer is
@@ -100,10 +98,10 @@ struct Params {
 };
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int KAtoms, int Producers, bool StaggerK>
+          int PrefetchK, int KAtoms, int Producers>
 struct Kernel {
   static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms,
-                                            Producers, StaggerK};
+                                            Producers};
   static constexpr int kCluster = CM * CN;
   static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
@@ -144,8 +142,6 @@ struct Kernel {
                 "several producers: warps of the producer warpgroup, one k-block each in turn");
   static_assert(PrefetchK == 0 || (WS && CM * CN == 1 && BM == 128),
                 "L2 prefetch: warp-specialized 128-row tiles, no cluster");
-  static_assert(!StaggerK || (WS && CM * CN == 1 && PrefetchK == 0),
-                "a staggered walk: warp-specialized, no cluster (its CTAs walk together), no prefetch");
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
@@ -162,11 +158,11 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int KAtoms, int Producers, bool StaggerK>
+          int PrefetchK, int KAtoms, int Producers>
 __global__ void __launch_bounds__(
-    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, StaggerK>::kThreads, 1)
+    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, StaggerK>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
   extern __shared__ unsigned char smem_raw[];
@@ -214,10 +210,6 @@ __global__ void __launch_bounds__(
   // shared tiles, multicast to the CTAs that share them.
   auto issue_load = [&](int it, int m0, int n0, int l, int kb) {
     const int s = it % Stages;
-    if constexpr (StaggerK) {  // column tile n starts at k-block n x k_blocks / tiles_n
-      kb += int((long long)(n0 / BN) * k_blocks / p.tiles_n);
-      if (kb >= k_blocks) kb -= k_blocks;
-    }
     unsigned char* st = ring + s * Kn::kStageBytes;
     mbar_arrive_expect_tx(&full[s], Kn::kStageBytes);
     const int k0 = kb * Kn::kBK;

@@ -21,7 +21,7 @@ constexpr int tile_k_for(OperandFormat f) {
 }
 
 struct Tiling {
-  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_k2][_p<P>][_stagger].
+  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_k2][_p<P>].
   const char* name;
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
@@ -64,13 +64,6 @@ struct Tiling {
   // The walk microbenchmark's producer took ~550 SM clocks a stage whatever the boxes' bytes
   // (cuda/calibrate/walk_geometry.cu, its `trace` set).
   int producers = 1;
-  // Where each CTA starts its walk along K (warp-specialized, no cluster, no prefetch): the
-  // hypothesis that an L2 slice serving one A line to every CTA of a row at once paces the walk.
-  // At small M the CTAs of a row tile read the same A box at the same time (64 of them at 128x48,
-  // (256,3072,K)); staggered, column tile n starts at k-block n x k_blocks / tiles_n and wraps,
-  // so a row's CTAs spread their A requests over all of A's lines while the CTAs of a column
-  // (which share B) still walk B together. The products are sums over K, so the order is free.
-  bool stagger_k = false;
 
   constexpr int cluster_size() const { return cluster_m * cluster_n; }
 
@@ -100,7 +93,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 39> kTilings = {{
+inline constexpr std::array<Tiling, 37> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -148,10 +141,6 @@ inline constexpr std::array<Tiling, 39> kTilings = {{
     {"tile128x48_stages7_ws_p2", "producer issue", 128, 48, 7, true, false, 1, 1, false, false, 0, 1, 2},
     {"tile128x64_stages7_ws_p2", "producer issue", 128, 64, 7, true, false, 1, 1, false, false, 0, 1, 2},
     {"tile64x64_stages4_ws_p2", "producer issue", 64, 64, 4, true, false, 1, 1, false, false, 0, 1, 2},
-    // Each column tile's CTAs start along K at a different k-block, at the tiles of the small-M
-    // shapes' best kernels.
-    {"tile128x48_stages7_ws_stagger", "A's L2 lines", 128, 48, 7, true, false, 1, 1, false, false, 0, 1, 1, true},
-    {"tile128x64_stages7_ws_stagger", "A's L2 lines", 128, 64, 7, true, false, 1, 1, false, false, 0, 1, 1, true},
 }};
 
 }  // namespace overlap::dualgemm
