@@ -297,6 +297,11 @@ void dualgemm_section(Doc& d) {
                                   std::pair{"64x64", "tile64x64_stages4_ws"}})
       d.hypothesis(fmt::format("Two producer warps issuing alternate k-blocks ({})", tile), "dualgemm", v,
                    fmt::format("{}_p2", v), "", shape_for(mnk));
+    d.hypothesis("TMA-store epilogue (128x48, 7 stages)", "dualgemm", "tile128x48_stages7_ws", "tile128x48_stages7_ws_tmastore",
+                 "", shape_for(mnk));
+    for (const auto& v : {"tile128x48_stages7_ws", "tile128x48_stages7_ws_tmastore", "tile128x64_stages7_ws"})
+      d.hypothesis(fmt::format("fp8 scales loaded before the k-loop ({})", v), "dualgemm", v, fmt::format("{}_es", v), "",
+                   shape_for(mnk));
   }
 }
 

@@ -27,7 +27,8 @@
 //             every CTA counts all the bytes, and a consumer warpgroup releases a stage to
 //             every producer that writes into it (its row and its column), so each producer's
 //             empty barrier counts 2 x (CM + CN - 1) arrivals.
-//   epilogue  scales (fp8), silu(x1) * x2 in fp32, fp16. Direct: each thread stores its
+//   epilogue  scales (fp8; loaded before the k-loop with EarlyScales, else after it),
+//             silu(x1) * x2 in fp32, fp16. Direct: each thread stores its
 //             fragment's pairs. TMA store: each warpgroup writes its 64-row part to swizzled
 //             shared memory and one thread stores it by TMA, asynchronously; the buffer is
 //             reused only after that store has read it.
@@ -98,10 +99,10 @@ struct Params {
 };
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int KAtoms, int Producers>
+          int PrefetchK, int KAtoms, int Producers, bool EarlyScales>
 struct Kernel {
   static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms,
-                                            Producers};
+                                            Producers, EarlyScales};
   static constexpr int kCluster = CM * CN;
   static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
@@ -117,8 +118,10 @@ struct Kernel {
   static constexpr int kABytes = KAtoms * BM * kKBytes, kBBytes = KAtoms * BN * kKBytes;
   static constexpr int kStageBytes = kABytes + 2 * kBBytes;
   // TMA-store staging: per warpgroup 64 rows x kWN columns, in sub-tiles of at most 64 columns
-  // (128 bytes: the widest swizzled box row).
+  // (128 bytes: the widest swizzled box row). 48 columns (96-byte rows) match no swizzle and
+  // are staged unswizzled (two-way bank conflicts on the fragment writes).
   static constexpr int kSubCols = kWN < 64 ? kWN : 64;
+  static constexpr bool kSubSwizzled = kSubCols != 48;
   static constexpr int kSubBytes = 64 * kSubCols * 2;
   static constexpr int kCBytes = TmaStore ? BM * BN * 2 : 0;
   static constexpr int kBarrierBytes = 2 * Stages * 8;
@@ -129,8 +132,8 @@ struct Kernel {
                 "two-atom stages: warp-specialized 128-row tiles, no cluster, no prefetch");
   static_assert(kWN == 32 || kWN == 48 || kWN == 64 || kWN == 96 || kWN == 128);
   static_assert(!TmaStore || kWN % kSubCols == 0, "the TMA store's sub-tiles cover a warpgroup's columns");
-  static_assert(!TmaStore || kSubCols == 32 || kSubCols == 64,
-                "the TMA store's staging rows are 64 or 128 bytes (the swizzles it writes them in)");
+  static_assert(!TmaStore || kSubCols == 32 || kSubCols == 48 || kSubCols == 64,
+                "the TMA store's staging rows are 64 or 128 bytes (the swizzles it writes them in), or 96 unswizzled");
   static_assert(kCluster == 1 || WS, "clusters need the persistent producer warpgroup");
   static_assert(kASlice % 8 == 0 && kBSlice % 8 == 0, "multicast slices are whole 8-row swizzle atoms");
   static_assert(BM % CN == 0 && BN % CM == 0, "the slices cover the tiles");
@@ -158,11 +161,11 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int KAtoms, int Producers>
+          int PrefetchK, int KAtoms, int Producers, bool EarlyScales>
 __global__ void __launch_bounds__(
-    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers>::kThreads, 1)
+    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, EarlyScales>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, EarlyScales>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
   extern __shared__ unsigned char smem_raw[];
@@ -305,12 +308,45 @@ __global__ void __launch_bounds__(
     // Which k-block's stage is released after each wgmma wait: with one stage in flight, the
     // previous one; with a single stage, this one.
     constexpr int kInFlight = Stages > 1 ? 1 : 0;
+    // Fragment of a 64 x N wgmma accumulator: register 4j + 2h + e holds row
+    // 16*warp + lane/4 + 8h, column 8j + 2*(lane%4) + e.
+    const int row0 = 16 * warp + lane / 4;
+    const int col0 = 2 * (lane % 4);
+    // This thread's scales (fp8; 1 for bf16): its two rows' of A, its columns' of B1 and B2.
+    // All are loaded before the first store: the compiler cannot move a load past a store to C
+    // (it might alias), so loading each column pair's just before its stores exposed a global
+    // load's latency per pair (Nsight Compute: FMULs waiting on them held 13% of the stall
+    // samples at 128x128 fp8).
+    struct Scales {
+      float a[2], b1[kWN / 4], b2[kWN / 4];
+    };
+    auto load_row_scales = [&](Scales& sc, int m0, int l) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int m = m0 + wg_row + row0 + 8 * h;
+        sc.a[h] = !Fp8 ? 1.0f : m < p.M ? p.a_scale[std::size_t(l) * p.M + m] : 0.0f;
+      }
+    };
+    auto load_column_scales = [&](Scales& sc, int n0, int l) {
+#pragma unroll
+      for (int i = 0; i < kWN / 4; ++i) {
+        const int n = n0 + wg_col + 8 * (i / 2) + col0 + i % 2;
+        const bool in = n < p.N;
+        sc.b1[i] = !Fp8 ? 1.0f : in ? p.b1_scale[std::size_t(l) * p.N + n] : 0.0f;
+        sc.b2[i] = !Fp8 ? 1.0f : in ? p.b2_scale[std::size_t(l) * p.N + n] : 0.0f;
+      }
+    };
     int it = 0;
     for (int ct = cluster_id; ct < cluster_tiles; ct += WS ? clusters : cluster_tiles) {
       int m0, n0, l;
       tile_coords(ct, m0, n0, l);
       if (!WS && tid == 0)
         for (int j = 0; j < Stages && j < k_blocks; ++j) issue_load(it + j, m0, n0, l, j);
+      Scales sc;  // EarlyScales: loaded here, in flight through the k-loop
+      if constexpr (EarlyScales) {
+        load_row_scales(sc, m0, l);
+        load_column_scales(sc, n0, l);
+      }
 
       // Both products: columns [0, kWN) of acc are A B1^T, [kWN, 2 kWN) A B2^T, so register i of
       // the first is register i + kAcc of the second. Overwritten by the first k-step (scale-d 0).
@@ -365,36 +401,17 @@ __global__ void __launch_bounds__(
       it += k_blocks;
 
       // ---- epilogue ----
-      // Fragment of a 64 x N wgmma accumulator: register 4j + 2h + e holds row
-      // 16*warp + lane/4 + 8h, column 8j + 2*(lane%4) + e.
-      const int row0 = 16 * warp + lane / 4;
-      const int col0 = 2 * (lane % 4);
-      float sa[2] = {1.0f, 1.0f};
-      if constexpr (Fp8) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int m = m0 + wg_row + row0 + 8 * h;
-          sa[h] = m < p.M ? p.a_scale[std::size_t(l) * p.M + m] : 0.0f;
-        }
-      }
+      if constexpr (!EarlyScales) load_row_scales(sc, m0, l);
       unsigned char* c_wg = c_stage + wg * 64 * kWN * 2;
       if constexpr (TmaStore) {
         // The previous tile's store must have read this warpgroup's buffer.
         if (t128 == 0) bulk_wait_read_all();
         named_sync(1 + wg, 128);
       }
-      // This thread's column scales, all loaded before the first store: the compiler cannot
-      // move a load of them past a store to C (it might alias), so loading each column pair's
-      // just before its stores exposed a global load's latency per pair (Nsight Compute: FMULs
-      // waiting on them held 13% of the stall samples at 128x128 fp8).
-      float s1[kWN / 4], s2[kWN / 4];
-#pragma unroll
-      for (int i = 0; i < kWN / 4; ++i) {
-        const int n = n0 + wg_col + 8 * (i / 2) + col0 + i % 2;
-        const bool in = n < p.N;
-        s1[i] = !Fp8 ? 1.0f : in ? p.b1_scale[std::size_t(l) * p.N + n] : 0.0f;
-        s2[i] = !Fp8 ? 1.0f : in ? p.b2_scale[std::size_t(l) * p.N + n] : 0.0f;
-      }
+      if constexpr (!EarlyScales) load_column_scales(sc, n0, l);
+      const float* sa = sc.a;
+      const float* s1 = sc.b1;
+      const float* s2 = sc.b2;
 #pragma unroll
       for (int j = 0; j < kWN / 8; ++j) {
         const int col = 8 * j + col0;  // within the warpgroup's part
@@ -411,7 +428,8 @@ __global__ void __launch_bounds__(
           const int row = row0 + 8 * h;  // within the warpgroup's part
           if constexpr (TmaStore) {
             const int sub = col / Kn::kSubCols, c_in = col % Kn::kSubCols;
-            *reinterpret_cast<__half2*>(c_wg + sub * Kn::kSubBytes + swizzled<Kn::kSubCols * 2>(row, c_in * 2)) = v;
+            const int at = Kn::kSubSwizzled ? swizzled<Kn::kSubCols * 2>(row, c_in * 2) : row * Kn::kSubCols * 2 + c_in * 2;
+            *reinterpret_cast<__half2*>(c_wg + sub * Kn::kSubBytes + at) = v;
           } else {
             const int m = m0 + wg_row + row;
             if (m < p.M && n < p.N)  // N is even (can_implement), so n + 1 < N as well

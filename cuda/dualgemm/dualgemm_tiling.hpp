@@ -21,7 +21,7 @@ constexpr int tile_k_for(OperandFormat f) {
 }
 
 struct Tiling {
-  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_k2][_p<P>].
+  // The variant name: tile<M>x<N>_stages<S>_<ws|nows>[_tmastore][_c<CM>x<CN>][_eager][_pairs][_pf<K>][_k2][_p<P>][_es].
   const char* name;
   const char* hypothesis; // which SPEC question this variant answers
   int tile_m, tile_n;
@@ -64,6 +64,11 @@ struct Tiling {
   // The walk microbenchmark's producer took ~550 SM clocks a stage whatever the boxes' bytes
   // (cuda/calibrate/walk_geometry.cu, its `trace` set).
   int producers = 1;
+  // When the consumers load their fp8 scales (per row of A, per column of B1 and B2) into
+  // registers: before the tile's k-loop, while they wait for its first stage, rather than after
+  // it, where the first use waits a load from DRAM (an L2 emptied before the call holds none of
+  // them) in the tile's tail. Costs 2 + kWN / 2 registers a consumer thread.
+  bool early_scales = false;
 
   constexpr int cluster_size() const { return cluster_m * cluster_n; }
 
@@ -93,7 +98,7 @@ struct Tiling {
 // Every variant, baseline first (tile128x128_stages4_ws). The stage sweep runs at 128x64 as
 // well as 128x128: a 128x128 stage is 48 KiB, so 128x128 holds at most 4 in the 227 KiB of an
 // sm_90 CTA, while 128x64 (32 KiB a stage) holds 6.
-inline constexpr std::array<Tiling, 37> kTilings = {{
+inline constexpr std::array<Tiling, 41> kTilings = {{
     {"tile128x128_stages4_ws", "baseline", 128, 128, 4, true, false},
     {"tile128x64_stages4_ws", "tile size vs SM count", 128, 64, 4, true, false},
     {"tile64x128_stages4_ws", "tile size vs SM count", 64, 128, 4, true, false},
@@ -141,6 +146,12 @@ inline constexpr std::array<Tiling, 37> kTilings = {{
     {"tile128x48_stages7_ws_p2", "producer issue", 128, 48, 7, true, false, 1, 1, false, false, 0, 1, 2},
     {"tile128x64_stages7_ws_p2", "producer issue", 128, 64, 7, true, false, 1, 1, false, false, 0, 1, 2},
     {"tile64x64_stages4_ws_p2", "producer issue", 64, 64, 4, true, false, 1, 1, false, false, 0, 1, 2},
+    // The tail of a small-M tile: its scales loaded before the k-loop, its C stored by TMA (128x48:
+    // one unswizzled 96-byte-row box a warpgroup; 7 stages and the 12 KiB staging fit).
+    {"tile128x48_stages7_ws_es", "epilogue tail", 128, 48, 7, true, false, 1, 1, false, false, 0, 1, 1, true},
+    {"tile128x48_stages7_ws_tmastore", "TMA-store epilogue", 128, 48, 7, true, true},
+    {"tile128x48_stages7_ws_tmastore_es", "epilogue tail", 128, 48, 7, true, true, 1, 1, false, false, 0, 1, 1, true},
+    {"tile128x64_stages7_ws_es", "epilogue tail", 128, 64, 7, true, false, 1, 1, false, false, 0, 1, 1, true},
 }};
 
 }  // namespace overlap::dualgemm
