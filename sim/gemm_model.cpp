@@ -131,6 +131,8 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
     loop.output.push_back(per_output_tile(run(Unit::Sfu, elements * g.epilogue_sfu_per_element, "epilogue exp")));
   if (g.epilogue_smem_bytes_per_element > 0)
     loop.output.push_back(per_output_tile(run(Unit::Smem, elements * g.epilogue_smem_bytes_per_element, "epilogue smem")));
+  if (g.epilogue_load_ns_per_tile > 0)
+    loop.output.push_back(per_output_tile(delay(g.epilogue_load_ns_per_tile, "epilogue load waited")));
   if (g.epilogue_sync_ns_per_tile > 0)
     loop.output.push_back(per_output_tile(delay(g.epilogue_sync_ns_per_tile, "cluster exchange")));
   if (g.epilogue_warpgroup)

@@ -49,6 +49,9 @@ struct GemmSpec {
   // Epilogue work per output element (activations, conversion) and per output tile.
   double epilogue_fma_per_element = 1, epilogue_sfu_per_element = 0;
   double epilogue_sync_ns_per_tile = 0;  // e.g. a cluster exchange of partial norms
+  // A global load the epilogue's first instruction waits for (e.g. fp8 scales loaded after the
+  // k-loop): its latency, once a tile, on the consumers' path.
+  double epilogue_load_ns_per_tile = 0;
   // How the epilogue writes C (kernel.hpp's StoreShape): our own kernels say; a library's is
   // unknown (Any).
   StoreShape c_store_shape = StoreShape::Any;

@@ -175,6 +175,23 @@ TEST(Variants, DualgemmBeforeHopperRefusesOnlyForMissingFeatures) {
   EXPECT_NE(p.kernels.front().name.find("refitted"), std::string::npos) << p.kernels.front().name;
 }
 
+TEST(Variants, Fp8ScalesLoadedAfterTheKLoopCostTheEpilogueADramLatency) {
+  // The kernels without early_scales load their fp8 scales after the k-loop and the epilogue's
+  // first multiply waits them; with early_scales the k-loop hides them. bf16 has no scales.
+  const HardwareProfile hw = load_profile("H100");
+  const double latency_us = hw.dram_latency_cycles * hw.cycle_ns() / 1000.0;
+  for (const char* v : {"tile128x48_stages7_ws", "tile128x48_stages7_ws_tmastore", "tile128x64_stages7_ws"}) {
+    const ShapeArgs fp8 = parse_shape("dualgemm", "M=256,N=3072,K=4096,fmt=fp8");
+    const double late = predict(hw, "dualgemm", v, fp8).time_us;
+    const double early = predict(hw, "dualgemm", std::string(v) + "_es", fp8).time_us;
+    EXPECT_GT(late - early, 0.5 * latency_us) << v;  // one tile a CTA: the wait is on its path
+    EXPECT_LE(late - early, 1.01 * latency_us) << v;
+    const ShapeArgs bf16 = parse_shape("dualgemm", "M=256,N=3072,K=4096,fmt=bf16");
+    EXPECT_DOUBLE_EQ(predict(hw, "dualgemm", v, bf16).time_us,
+                     predict(hw, "dualgemm", std::string(v) + "_es", bf16).time_us) << v;
+  }
+}
+
 TEST(Variants, UnsupportedShapeIsRefusedWithTheLimit) {
   ShapeArgs s = shape_of("dualgemm");
   s.set("K", 300);
