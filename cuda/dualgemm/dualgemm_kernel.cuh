@@ -27,6 +27,9 @@
 //             every CTA counts all the bytes, and a consumer warpgroup releases a stage to
 //             every producer that writes into it (its row and its column), so each producer's
 //             empty barrier counts 2 x (CM + CN - 1) arrivals.
+//   edges     (LeanEdges) the producer thread initialises the barriers and issues the ring's
+//             first fill before the CTA-wide barrier; the TMA store's last wait is for its
+//             reads of shared memory only.
 //   epilogue  scales (fp8; loaded before the k-loop with EarlyScales, else after it),
 //             silu(x1) * x2 in fp32, fp16. Direct: each thread stores its
 //             fragment's pairs. TMA store: each warpgroup writes its 64-row part to swizzled
@@ -99,10 +102,10 @@ struct Params {
 };
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int KAtoms, int Producers, bool EarlyScales>
+          int PrefetchK, int KAtoms, int Producers, bool EarlyScales, bool LeanEdges>
 struct Kernel {
   static constexpr dualgemm::Tiling kTiling{"", "", BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms,
-                                            Producers, EarlyScales};
+                                            Producers, EarlyScales, LeanEdges};
   static constexpr int kCluster = CM * CN;
   static constexpr int kASlice = BM / CN, kBSlice = BN / CM;  // rows each CTA loads (and multicasts)
   static constexpr int kThreads = kTiling.threads();
@@ -145,6 +148,8 @@ struct Kernel {
                 "several producers: warps of the producer warpgroup, one k-block each in turn");
   static_assert(PrefetchK == 0 || (WS && CM * CN == 1 && BM == 128),
                 "L2 prefetch: warp-specialized 128-row tiles, no cluster");
+  static_assert(!LeanEdges || (WS && CM * CN == 1 && Producers == 1 && !Pairs && PrefetchK == 0),
+                "lean edges: one producer thread of a warp-specialized kernel without a cluster fills the ring");
 };
 
 // Byte offset within a box whose rows are `RowBytes` (64 or 128) long, swizzled as TMA's
@@ -161,11 +166,11 @@ __device__ __forceinline__ float silu_times(float x1, float x2) {
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
-          int PrefetchK, int KAtoms, int Producers, bool EarlyScales>
+          int PrefetchK, int KAtoms, int Producers, bool EarlyScales, bool LeanEdges>
 __global__ void __launch_bounds__(
-    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, EarlyScales>::kThreads, 1)
+    Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, EarlyScales, LeanEdges>::kThreads, 1)
     dualgemm_kernel(const __grid_constant__ Params p) {
-  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, EarlyScales>;
+  using Kn = Kernel<Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms, Producers, EarlyScales, LeanEdges>;
   constexpr int kWN = Kn::kWN, kAcc = Kn::kAcc;
   constexpr bool kClustered = Kn::kCluster > 1;
   extern __shared__ unsigned char smem_raw[];
@@ -185,23 +190,6 @@ __global__ void __launch_bounds__(
   const int ctiles_m = (p.tiles_m + CM - 1) / CM, ctiles_n = (p.tiles_n + CN - 1) / CN;
   const int cluster_tiles = p.L * ctiles_m * ctiles_n;
   const int cluster_id = int(blockIdx.x) / Kn::kCluster, clusters = int(gridDim.x) / Kn::kCluster;
-  if (tid == 0) {
-    for (int s = 0; s < Stages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 2 * (CM + CN - 1));  // each consumer warpgroup of every CTA written to
-    }
-    mbar_init_fence();
-  }
-  if (tid == Kn::kConsumerThreads - 1) {  // not thread 0: it is busy initializing
-    tma_prefetch_map(&p.a_map);
-    tma_prefetch_map(&p.b1_map);
-    tma_prefetch_map(&p.b2_map);
-    if constexpr (TmaStore) tma_prefetch_map(&p.c_map);
-  }
-  // Peers multicast into this CTA's ring and arrive on its barriers: all initialised first.
-  if constexpr (kClustered) cluster_sync();
-  else __syncthreads();
-
   // Cluster tile ct: m fastest, so the CTAs resident at once share each B tile (the large
   // operand at the small M this kernel is for) while it is in L2.
   auto tile_coords = [&](int ct, int& m0, int& n0, int& l) {
@@ -274,6 +262,32 @@ __global__ void __launch_bounds__(
     }
   };
 
+  auto init_barriers = [&] {
+    for (int s = 0; s < Stages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], 2 * (CM + CN - 1));  // each consumer warpgroup of every CTA written to
+    }
+    mbar_init_fence();
+  };
+  // Lean edges: the producer thread initialises the ring and fills it before the CTA-wide
+  // barrier, so the first loads leave as early as they can; the loop below goes on from there.
+  const int prefilled = LeanEdges && cluster_id < cluster_tiles ? (k_blocks < Stages ? k_blocks : Stages) : 0;
+  if (LeanEdges ? tid == Kn::kConsumerThreads : tid == 0) init_barriers();
+  if (LeanEdges && tid == Kn::kConsumerThreads) {
+    int m0, n0, l;
+    tile_coords(cluster_id, m0, n0, l);
+    for (int kb = 0; kb < prefilled; ++kb) issue_load(kb, m0, n0, l, kb);
+  }
+  if (tid == Kn::kConsumerThreads - 1) {  // not the thread that initialises the barriers
+    tma_prefetch_map(&p.a_map);
+    tma_prefetch_map(&p.b1_map);
+    tma_prefetch_map(&p.b2_map);
+    if constexpr (TmaStore) tma_prefetch_map(&p.c_map);
+  }
+  // Peers multicast into this CTA's ring and arrive on its barriers: all initialised first.
+  if constexpr (kClustered) cluster_sync();
+  else __syncthreads();
+
   if (WS && tid >= Kn::kConsumerThreads) {
     // ---- producer warpgroup ----
     setmaxnreg_dec<dualgemm::Tiling::kProducerRegs>();
@@ -284,7 +298,8 @@ __global__ void __launch_bounds__(
       for (int ct = cluster_id; ct < cluster_tiles; ct += clusters) {
         int m0, n0, l;
         tile_coords(ct, m0, n0, l);
-        for (int kb = Producers == 1 ? 0 : ((pw - first) % Producers + Producers) % Producers; kb < k_blocks;
+        const int start = first == 0 ? prefilled : 0;  // lean edges: the first fill is out
+        for (int kb = Producers == 1 ? start : ((pw - first) % Producers + Producers) % Producers; kb < k_blocks;
              kb += Producers) {
           const int it = first + kb;
           // Paired: the next stage must be free too (stages free in order), so that k-blocks kb
@@ -449,7 +464,12 @@ __global__ void __launch_bounds__(
       }
     }
     if constexpr (TmaStore) {
-      if (t128 == 0) bulk_wait_all();
+      // Lean edges: only until the store has read shared memory (CUTLASS's order); the grid's
+      // completion covers its writes to C.
+      if (t128 == 0) {
+        if constexpr (LeanEdges) bulk_wait_read_all();
+        else bulk_wait_all();
+      }
     }
   }
   // No CTA leaves while a peer may still arrive on its barriers or multicast into it.

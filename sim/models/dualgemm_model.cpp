@@ -37,12 +37,12 @@ dualgemm::Tiling refit(dualgemm::Tiling t, const HardwareProfile& hw, OperandFor
 
 // The template arguments of cuda/dualgemm/dualgemm_kernel.cuh's kernel for a tiling, as they
 // appear in its mangled name: <Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms,
-// Producers, EarlyScales>.
+// Producers, EarlyScales, LeanEdges>.
 std::string mangled_part(const dualgemm::Tiling& t, OperandFormat f) {
-  return fmt::format("dualgemm_kernelILb{}ELi{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELi{}ELb{}EE",
+  return fmt::format("dualgemm_kernelILb{}ELi{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELb{}ELb{}ELi{}ELi{}ELi{}ELb{}ELb{}EE",
                      int(f == OperandFormat::Fp8E4m3), t.tile_m, t.tile_n, t.stages, int(t.warp_specialized),
                      int(t.tma_store), t.cluster_m, t.cluster_n, int(t.eager_release), int(t.paired_loads),
-                     t.prefetch_k, t.k_atoms, t.producers, int(t.early_scales));
+                     t.prefetch_k, t.k_atoms, t.producers, int(t.early_scales), int(t.lean_edges));
 }
 
 GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const ShapeArgs& s) {
@@ -124,7 +124,7 @@ std::vector<VariantModel> dualgemm_variant_models() {
     VariantModel m;
     m.workload = "dualgemm";
     m.name = t.name;
-    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
+    m.description = fmt::format("{}x{} tiles, {} stages, {}{}{}{}{}{}{}{}{}{} ({})", t.tile_m, t.tile_n, t.stages,
                                 t.warp_specialized ? "TMA producer warpgroup + 2 consumer warpgroups, persistent"
                                                    : "2 warpgroups, one thread issues TMA between its MMAs",
                                 t.tma_store ? ", TMA-store epilogue" : "",
@@ -138,6 +138,7 @@ std::vector<VariantModel> dualgemm_variant_models() {
                                 t.producers > 1 ? fmt::format(", {} producer warps issuing alternate k-blocks", t.producers)
                                                 : "",
                                 t.early_scales ? ", fp8 scales loaded before the k-loop" : "",
+                                t.lean_edges ? ", the first fill before the CTA's barrier, the last store waited for its reads only" : "",
                                 t.hypothesis);
     m.cannot_run = [&t](const HardwareProfile& hw, const ShapeArgs& s) { return cannot_run(t, hw, s); };
     m.build = [&t](const HardwareProfile& hw, const ShapeArgs& s) {
