@@ -32,9 +32,9 @@
 //             reads of shared memory only.
 //   epilogue  scales (fp8; loaded before the k-loop with EarlyScales, else after it),
 //             silu(x1) * x2 in fp32, fp16. Direct: each thread stores its
-//             fragment's pairs. TMA store: each warpgroup writes its 64-row part to swizzled
-//             shared memory and one thread stores it by TMA, asynchronously; the buffer is
-//             reused only after that store has read it.
+//             fragment's pairs. TMA store: each warpgroup writes its 64-row part to shared
+//             memory (swizzled; 48-column parts unswizzled), one thread stores it by TMA,
+//             asynchronously; the buffer is reused only after that store has read it.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

@@ -93,9 +93,10 @@ GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const 
   // silu(x1) * x2 per element: exp and reciprocal on the SFU, a few FMAs, two accumulators.
   g.epilogue_fma_per_element = 5;
   g.epilogue_sfu_per_element = 2;
-  // fp8 scales loaded after the k-loop: the epilogue's first multiply waits them, from HBM (the
-  // call's other loads never touch their lines). Loaded before it (early_scales), the k-loop
-  // hides them.
+  // fp8 scales loaded after the k-loop: the epilogue's first multiply waits them. A CTA's first
+  // tile finds them in HBM (no earlier load of the call reads them); later tiles may find them
+  // in L2 (other CTAs of the row or column share the lines), which this does not distinguish.
+  // Loaded before the k-loop (early_scales), the k-loop hides them.
   if (f == OperandFormat::Fp8E4m3 && !t.early_scales) g.epilogue_load_ns_per_tile = hw.dram_latency_cycles * hw.cycle_ns();
   return g;
 }
