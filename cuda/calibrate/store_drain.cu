@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -40,9 +42,12 @@ __device__ __forceinline__ __half2 value(unsigned i) {
   return *reinterpret_cast<const __half2*>(&bits);
 }
 
-template <Mode M>
+// Cols: the columns of each tile written (128: whole tiles, calibrate's; fewer: a narrower
+// GEMM tile's output, as 128 x 64 or 128 x 48, at the same tile positions).
+template <Mode M, int Cols = kTile>
 __global__ void __launch_bounds__(kThreads, 1)
     store_tiles(__half* out, int tiles, unsigned* arrived, long long* cycles) {
+  static_assert(Cols % 16 == 0 && Cols <= kTile && (kTile * Cols * 2 / 16) % kThreads == 0);
   extern __shared__ __align__(128) unsigned char stage[];  // Bulk: one tile, padded rows
   __shared__ unsigned long long cta_issued;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -60,8 +65,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (M == Mode::Lines) {
       // 16 bytes a thread, 16 threads a row.
 #pragma unroll
-      for (int i = 0; i < kTileBytes / 16 / kThreads; ++i) {
-        const int idx = i * kThreads + tid, row = idx / (kTile / 8), col = 8 * (idx % (kTile / 8));
+      for (int i = 0; i < kTile * Cols * 2 / 16 / kThreads; ++i) {
+        const int idx = i * kThreads + tid, row = idx / (Cols / 8), col = 8 * (idx % (Cols / 8));
         const __half2 v = value(tile * 8192u + idx);
         uint4 q;
         q.x = q.z = *reinterpret_cast<const unsigned*>(&v);
@@ -79,7 +84,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
 #pragma unroll
-      for (int j = 0; j < kTile / 8; ++j)
+      for (int j = 0; j < Cols / 8; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int row = row0 + 8 * h, col = 8 * j + col0;
@@ -94,7 +99,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         __syncthreads();
         if (tid == 0) {
           for (int row = 0; row < kTile; ++row)
-            sm90::bulk_store(c + std::size_t(row) * kCols, stage + row * kStagePitch, kTile * 2);
+            sm90::bulk_store(c + std::size_t(row) * kCols, stage + row * kStagePitch, Cols * 2);
           sm90::bulk_commit();
         }
       }
@@ -121,20 +126,20 @@ struct Drain {
 };
 
 // Medians over `repeats` launches of the slowest CTA's issue and completion cycles.
-template <Mode M>
+template <Mode M, int Cols = kTile>
 Drain drain(int sms, int tiles, int repeats, __half* out) {
   int optin = 0;
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
   // More than half an SM's shared memory: one CTA an SM whatever the tile needs.
   const int request = std::max(kTile * kStagePitch, optin / 2 + 1024);
   OVERLAP_CUDA_CHECK(
-      cudaFuncSetAttribute(store_tiles<M>, cudaFuncAttributeMaxDynamicSharedMemorySize, request));
+      cudaFuncSetAttribute(store_tiles<M, Cols>, cudaFuncAttributeMaxDynamicSharedMemorySize, request));
   DeviceBuffer arrived(sizeof(unsigned));
   auto runs = clock_runs<2>(
       [&](long long* c) {
         OVERLAP_CUDA_CHECK(cudaMemset(arrived.get(), 0, sizeof(unsigned)));
         OVERLAP_CUDA_CHECK(cudaMemset(c, 0, 2 * sizeof(long long)));
-        store_tiles<M><<<sms, kThreads, request>>>(out, tiles, arrived.as<unsigned>(), c);
+        store_tiles<M, Cols><<<sms, kThreads, request>>>(out, tiles, arrived.as<unsigned>(), c);
       },
       2, repeats);
   return {median_of(runs[0]), median_of(runs[1])};
@@ -181,6 +186,35 @@ std::vector<MeasuredField> measure_store_drain(int repeats, int compute_capabili
                      sms, kMaxTiles, r.how, repeats, r.four.issue_cycles, r.four.done_cycles, r.one.issue_cycles,
                      r.one.done_cycles, rate(r.one.done_cycles, 1), clock_kHz / 1000)});
   return fields;
+}
+
+namespace {
+
+// One CSV row per mode and tile count for tiles of `Cols` columns.
+template <int Cols>
+void size_rows(int sms, int repeats, __half* out, std::string& csv) {
+  for (int tiles : {1, 2})
+    for (const auto& [name, d] : {std::pair{"fragment", drain<Mode::Fragment, Cols>(sms, tiles, repeats, out)},
+                                  std::pair{"bulk", drain<Mode::Bulk, Cols>(sms, tiles, repeats, out)}}) {
+      const double bytes = double(tiles) * kTile * Cols * 2;
+      csv += fmt::format("{},{},{},{:.0f},{:.0f},{:.0f},{:.1f}\n", name, Cols, tiles, bytes, d.issue_cycles,
+                         d.done_cycles, sms * bytes / d.done_cycles);
+    }
+}
+
+}  // namespace
+
+std::string store_sizes_csv(int repeats) {
+  int sms = 0;
+  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  DeviceBuffer out(std::size_t(sms) * 2 * kTileBytes);
+  __half* o = out.as<__half>();
+  std::string csv = "mode,cols,tiles,bytes_per_sm,issue_cycles,done_cycles,bytes_per_clk\n";
+  size_rows<32>(sms, repeats, o, csv);
+  size_rows<48>(sms, repeats, o, csv);
+  size_rows<64>(sms, repeats, o, csv);
+  size_rows<128>(sms, repeats, o, csv);
+  return csv;
 }
 
 }  // namespace overlap::gpu

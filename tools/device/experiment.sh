@@ -4,9 +4,10 @@
 #       one of walk_geometry.cu's sets (all, scaling, order, wait, trace, producers, spread, consumer, footprint, loaded)
 #   bash tools/device/experiment.sh burst_drift [REPEATS]          # do SMs loading in bursts stay in step?
 #   bash tools/device/experiment.sh wgmma_shapes [REPEATS]         # the wgmma stream's rate by N and grouping
+#   bash tools/device/experiment.sh store_sizes [REPEATS]          # small output tiles' drain, fragment vs bulk
 # Its CSV goes to $OUT/<name>.csv.
 set -o pipefail
-name=${1:?usage: experiment.sh walk_geometry|burst_drift|wgmma_shapes [REPEATS] [SET]}
+name=${1:?usage: experiment.sh walk_geometry|burst_drift|wgmma_shapes|store_sizes [REPEATS] [SET]}
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 if ! source tools/device/setup.sh "tma_$name" >"$OUT/build.log" 2>&1; then
