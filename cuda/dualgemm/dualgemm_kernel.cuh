@@ -124,7 +124,7 @@ struct Kernel {
   // (128 bytes: the widest swizzled box row). 48 columns (96-byte rows) match no swizzle and
   // are staged unswizzled (two-way bank conflicts on the fragment writes).
   static constexpr int kSubCols = kWN < 64 ? kWN : 64;
-  static constexpr bool kSubSwizzled = kSubCols != 48;
+  static constexpr bool kSubSwizzled = kSubCols == 32 || kSubCols == 64;  // 64- or 128-byte rows
   static constexpr int kSubBytes = 64 * kSubCols * 2;
   static constexpr int kCBytes = TmaStore ? BM * BN * 2 : 0;
   static constexpr int kBarrierBytes = 2 * Stages * 8;

@@ -75,9 +75,9 @@ cudaError_t launch_kernel(const DualGemmDeviceArgs& a, const DualGemmSizes& s, c
     const cuuint64_t strides[3] = {cuuint64_t(s.N) * 2, cuuint64_t(s.M) * s.N * 2, cuuint64_t(s.L) * s.M * s.N * 2};
     const cuuint32_t box[4] = {cuuint32_t(Kn::kSubCols), 64, 1, 1};
     e = make_tensor_map_4d(&p.c_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, a.c, dims, strides, box,
-                           Kn::kSubCols == 64   ? CU_TENSOR_MAP_SWIZZLE_128B
-                           : Kn::kSubCols == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                                : CU_TENSOR_MAP_SWIZZLE_NONE);
+                           !Kn::kSubSwizzled    ? CU_TENSOR_MAP_SWIZZLE_NONE  // as the kernel stages it
+                           : Kn::kSubCols == 64 ? CU_TENSOR_MAP_SWIZZLE_128B
+                                                : CU_TENSOR_MAP_SWIZZLE_64B);
   }
   if (e != cudaSuccess) return e;
   p.c = static_cast<__half*>(a.c);
