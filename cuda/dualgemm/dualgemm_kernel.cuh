@@ -51,6 +51,58 @@ namespace overlap::cuda::dualgemm_sm90 {
 using namespace overlap::cuda::sm90;
 namespace gmma = cute::SM90::GMMA;
 
+// A trace build (cuda/calibrate/dualgemm_trace.cu defines OVERLAP_DUALGEMM_TRACE 1 before it
+// includes this): every CTA stamps the SM clock, in shared memory, when each of its first
+// kTraceLoads loads is issued, when consumer warpgroup 0 starts to wait for its stage and when it
+// sees it landed; the grid's first and last CTA copy their stamps, and the kernel's start and end
+// (clock and global timer), to trace_buffer at the end. Shared memory, because a global store
+// before an mbarrier arrive (a release) would hold the arrive until the store is performed.
+// Every other build compiles the stamps to nothing: the kernels' SASS is the same.
+#ifndef OVERLAP_DUALGEMM_TRACE
+#define OVERLAP_DUALGEMM_TRACE 0
+#endif
+enum class Stamp { Issue = 0, Wait = 1, Landed = 2 };
+constexpr int kTraceLoads = 256, kTraceKinds = 3, kTraceCtas = 2;
+// Per traced CTA in trace_buffer: kTraceKinds x kTraceLoads clock stamps (32 bits, as unsigned
+// in a long long), then the start and end clock64 and global timer.
+constexpr int kTraceWords = kTraceKinds * kTraceLoads + 4;
+#if OVERLAP_DUALGEMM_TRACE
+__device__ long long* trace_buffer = nullptr;  // [kTraceCtas][kTraceWords]
+__device__ __forceinline__ unsigned* trace_stamps() {
+  __shared__ unsigned stamps[kTraceKinds * kTraceLoads];
+  return stamps;
+}
+__device__ __forceinline__ long long* trace_edges() {
+  __shared__ long long edges[4];
+  return edges;
+}
+__device__ __forceinline__ long long global_ns() {
+  unsigned long long ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return static_cast<long long>(ns);
+}
+#endif
+__device__ __forceinline__ void trace_stamp([[maybe_unused]] Stamp kind, [[maybe_unused]] int index) {
+#if OVERLAP_DUALGEMM_TRACE
+  if (index >= 0 && index < kTraceLoads) trace_stamps()[int(kind) * kTraceLoads + index] = unsigned(clock());
+#endif
+}
+// Thread 0 at the kernel's start (edge 0) and end (edge 1); at the end, the first and last CTA
+// write their trace out.
+__device__ __forceinline__ void trace_edge([[maybe_unused]] int edge) {
+#if OVERLAP_DUALGEMM_TRACE
+  long long* edges = trace_edges();
+  edges[edge] = clock64();
+  edges[2 + edge] = global_ns();
+  const int cta = blockIdx.x == 0 ? 0 : blockIdx.x == gridDim.x - 1 ? 1 : -1;
+  if (edge == 0 || cta < 0 || trace_buffer == nullptr) return;
+  long long* out = trace_buffer + cta * kTraceWords;
+  const unsigned* stamps = trace_stamps();
+  for (int i = 0; i < kTraceKinds * kTraceLoads; ++i) out[i] = stamps[i];
+  for (int i = 0; i < 4; ++i) out[kTraceKinds * kTraceLoads + i] = edges[i];
+#endif
+}
+
 // The wgmma atom for a warpgroup's 64 x N product of K-major operands in shared memory.
 template <bool Fp8, int N>
 struct Atom;
@@ -181,6 +233,7 @@ __global__ void __launch_bounds__(
   std::uint64_t* empty = full + Stages;
 
   const int tid = threadIdx.x;
+  if (tid == 0) trace_edge(0);
   const int k_blocks = p.K / Kn::kBK;
   // This CTA's place in its cluster: (cm, cn), rank cm + CM * cn.
   const unsigned rank = kClustered ? cluster_ctarank() : 0;
@@ -200,6 +253,7 @@ __global__ void __launch_bounds__(
   // Load number `it` of this CTA (k-block kb of its tile) into its stage: its slices of the
   // shared tiles, multicast to the CTAs that share them.
   auto issue_load = [&](int it, int m0, int n0, int l, int kb) {
+    trace_stamp(Stamp::Issue, it);
     const int s = it % Stages;
     unsigned char* st = ring + s * Kn::kStageBytes;
     mbar_arrive_expect_tx(&full[s], Kn::kStageBytes);
@@ -379,7 +433,9 @@ __global__ void __launch_bounds__(
             if (t128 == 0) release((cur - 1) % Stages);
           }
         }
+        if (tid == 0) trace_stamp(Stamp::Wait, cur);
         mbar_wait(&full[s], (cur / Stages) & 1);
+        if (tid == 0) trace_stamp(Stamp::Landed, cur);
         const unsigned char* st = ring + s * Kn::kStageBytes;
         wgmma_fence();
 #pragma unroll
@@ -474,6 +530,7 @@ __global__ void __launch_bounds__(
   }
   // No CTA leaves while a peer may still arrive on its barriers or multicast into it.
   if constexpr (kClustered) cluster_sync();
+  if (tid == 0) trace_edge(1);
 }
 
 }  // namespace overlap::cuda::dualgemm_sm90
