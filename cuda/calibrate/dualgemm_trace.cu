@@ -4,7 +4,8 @@
 // kernel's trace stamps on (dualgemm_kernel.cuh, OVERLAP_DUALGEMM_TRACE) and runs each as
 // `overlap validate` does (L2 flushed by a read before the launch), so the first and the last
 // CTA of the grid record, for every load: when the producer issued it, when consumer warpgroup
-// 0 began to wait for its stage, and when it saw it landed.
+// 0 began to wait for its stage, and when it saw it landed; and per tile when its k-loop was done
+// and its C written (or its TMA store issued).
 //
 //   tma_dualgemm_trace [repeats] [M,N,K ...]
 //
@@ -47,6 +48,7 @@ constexpr std::size_t index_of(const char* name) {
 constexpr const char* kTraced[] = {
     "tile128x128_stages4_ws", "tile128x128_stages2_ws", "tile128x64_stages2_ws", "tile128x64_stages4_ws",
     "tile128x64_stages6_ws",  "tile64x64_stages4_ws",   "tile128x48_stages7_ws", "tile128x64_stages3_ws_tmastore_k2",
+    "tile128x48_stages7_ws_tmastore_es_lean",
 };
 constexpr std::size_t kTracedCount = sizeof(kTraced) / sizeof(kTraced[0]);
 
@@ -137,6 +139,11 @@ void trace(std::size_t j, const Problem& p, int repeats, gpu::L2Flusher& flusher
           if (ns(sm90::Stamp::Landed, q) > issue) ++ahead;
         in_flight.push_back(ahead + 1);
       }
+      if (r + 1 == repeats)
+        for (int tile = 0; tile * k_blocks < loads; ++tile)
+          std::printf("epilogue,%s,%s,%d,%d,%.0f,%.0f,%.0f\n", t.name, shape.c_str(), cta, tile,
+                      ns(sm90::Stamp::Landed, (tile + 1) * k_blocks - 1), ns(sm90::Stamp::Epilogue, 2 * tile),
+                      ns(sm90::Stamp::Epilogue, 2 * tile + 1));
       const double first = ns(sm90::Stamp::Landed, 0), last = loads ? ns(sm90::Stamp::Landed, loads - 1) : 0;
       const double values[kColumns] = {double(loads),   double(g1 - g0), first,
                                        median(latency), median(period),  median(waited),
@@ -181,6 +188,7 @@ int main(int argc, char** argv) {
   std::printf("summary,variant,shape,cta,loads,kernel_ns,first_landed_ns,stage_latency_ns,landed_period_ns,"
               "share_waited,loads_in_flight,tail_ns,clock_GHz\n");
   std::printf("load,variant,shape,cta,load,issue_ns,wait_ns,landed_ns\n");
+  std::printf("epilogue,variant,shape,cta,tile,last_landed_ns,k_loop_done_ns,c_written_ns\n");
   for (const auto& mnk : shapes) {
     const Problem p(mnk[0], mnk[1], mnk[2]);
     for (std::size_t j = 0; j < kTracedCount; ++j) trace(j, p, repeats, flusher, sms);

@@ -61,8 +61,10 @@ namespace gmma = cute::SM90::GMMA;
 #ifndef OVERLAP_DUALGEMM_TRACE
 #define OVERLAP_DUALGEMM_TRACE 0
 #endif
-enum class Stamp { Issue = 0, Wait = 1, Landed = 2 };
-constexpr int kTraceLoads = 256, kTraceKinds = 3, kTraceCtas = 2;
+// Epilogue: index 2 t when tile t's k-loop is done (its last wgmma waited for), 2 t + 1 when its
+// C is written or its store issued.
+enum class Stamp { Issue = 0, Wait = 1, Landed = 2, Epilogue = 3 };
+constexpr int kTraceLoads = 256, kTraceKinds = 4, kTraceCtas = 2;
 // Per traced CTA in trace_buffer: kTraceKinds x kTraceLoads clock stamps (32 bits, as unsigned
 // in a long long), then the start and end clock64 and global timer.
 constexpr int kTraceWords = kTraceKinds * kTraceLoads + 4;
@@ -213,8 +215,13 @@ __device__ __forceinline__ int swizzled(int row, int byte_in_row) {
   return row * RowBytes + (chunk << 4) + (byte_in_row & 15);
 }
 
+// silu(x1) x2 with one SFU operation an element: sigmoid(x) = (1 + tanh(x / 2)) / 2, tanh.approx
+// (relative error 2^-11) where exp and a reciprocal took two (the epilogue's SFU time, ~0.45 us
+// of a 128 x 48 tile's 0.7, tools/device/experiment.sh dualgemm_trace).
 __device__ __forceinline__ float silu_times(float x1, float x2) {
-  return __fdividef(x1, 1.0f + __expf(-x1)) * x2;
+  float t;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(0.5f * x1));
+  return x1 * fmaf(0.5f, t, 0.5f) * x2;
 }
 
 template <bool Fp8, int BM, int BN, int Stages, bool WS, bool TmaStore, int CM, int CN, bool Eager, bool Pairs,
@@ -389,20 +396,47 @@ __global__ void __launch_bounds__(
     struct Scales {
       float a[2], b1[kWN / 4], b2[kWN / 4];
     };
+    // A tile inside the problem (every tile but the last row or column of a ragged one) loads
+    // its scales without per-element bounds, the columns' as pairs (n is even, N too; the scale
+    // vectors 8-byte aligned, as any allocation is): a few
+    // loads off one base pointer, not one indexed and predicated load per element, which held
+    // the consumers ~0.5 us before their first k-block (tools/device/experiment.sh dualgemm_trace).
     auto load_row_scales = [&](Scales& sc, int m0, int l) {
+      const int m = m0 + wg_row + row0;
+      const float* a_scale = p.a_scale + std::size_t(l) * p.M;
+      const bool inside = m0 + wg_row + 64 <= p.M;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int m = m0 + wg_row + row0 + 8 * h;
-        sc.a[h] = !Fp8 ? 1.0f : m < p.M ? p.a_scale[std::size_t(l) * p.M + m] : 0.0f;
-      }
+      for (int h = 0; h < 2; ++h)
+        sc.a[h] = !Fp8 ? 1.0f : inside || m + 8 * h < p.M ? a_scale[m + 8 * h] : 0.0f;
     };
     auto load_column_scales = [&](Scales& sc, int n0, int l) {
+      if constexpr (!Fp8) {
+#pragma unroll
+        for (int i = 0; i < kWN / 4; ++i) sc.b1[i] = sc.b2[i] = 1.0f;
+        return;
+      }
+      const int n = n0 + wg_col + col0;  // this thread's first column; pair j is n + 8 j, n + 8 j + 1
+      const std::size_t row = std::size_t(l) * p.N;
+      const bool pairs_aligned = ((reinterpret_cast<std::uintptr_t>(p.b1_scale) | reinterpret_cast<std::uintptr_t>(p.b2_scale)) & 7) == 0;
+      if (pairs_aligned && n0 + wg_col + kWN <= p.N) {
+        const float2* b1 = reinterpret_cast<const float2*>(p.b1_scale + row + n);
+        const float2* b2 = reinterpret_cast<const float2*>(p.b2_scale + row + n);
+#pragma unroll
+        for (int j = 0; j < kWN / 8; ++j) {
+          const float2 v1 = b1[4 * j], v2 = b2[4 * j];  // 8 columns on: 4 float2
+          sc.b1[2 * j] = v1.x;
+          sc.b1[2 * j + 1] = v1.y;
+          sc.b2[2 * j] = v2.x;
+          sc.b2[2 * j + 1] = v2.y;
+        }
+        return;
+      }
 #pragma unroll
       for (int i = 0; i < kWN / 4; ++i) {
-        const int n = n0 + wg_col + 8 * (i / 2) + col0 + i % 2;
-        const bool in = n < p.N;
-        sc.b1[i] = !Fp8 ? 1.0f : in ? p.b1_scale[std::size_t(l) * p.N + n] : 0.0f;
-        sc.b2[i] = !Fp8 ? 1.0f : in ? p.b2_scale[std::size_t(l) * p.N + n] : 0.0f;
+        const int c = n + 8 * (i / 2) + i % 2;
+        const bool in = c < p.N;
+        sc.b1[i] = in ? p.b1_scale[row + c] : 0.0f;
+        sc.b2[i] = in ? p.b2_scale[row + c] : 0.0f;
       }
     };
     int it = 0;
@@ -465,6 +499,7 @@ __global__ void __launch_bounds__(
       }
       wgmma_wait<0>();
       fence_regs(acc);
+      if (tid == 0) trace_stamp(Stamp::Epilogue, 2 * (it / k_blocks));
       if (kInFlight && k_blocks > 0) {
         const int r = it + k_blocks - 1;
         if (t128 == 0) release(r % Stages);
@@ -518,6 +553,7 @@ __global__ void __launch_bounds__(
           bulk_commit();
         }
       }
+      if (tid == 0) trace_stamp(Stamp::Epilogue, 2 * (it / k_blocks) - 1);
     }
     if constexpr (TmaStore) {
       // Lean edges: only until the store has read shared memory (CUTLASS's order); the grid's

@@ -90,9 +90,10 @@ GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const 
     const int compiled = compiled_registers(generated::kDualgemmRegisters, mangled_part(t, f));
     if (compiled > 0) g.max_regs_per_thread = compiled;
   }
-  // silu(x1) * x2 per element: exp and reciprocal on the SFU, a few FMAs, two accumulators.
+  // silu(x1) * x2 per element: one tanh on the SFU (sigmoid(x) = (1 + tanh(x / 2)) / 2), a few
+  // FMAs, two accumulators (dualgemm_kernel.cuh's silu_times).
   g.epilogue_fma_per_element = 5;
-  g.epilogue_sfu_per_element = 2;
+  g.epilogue_sfu_per_element = 1;
   // fp8 scales loaded after the k-loop: the epilogue's first multiply waits them. A CTA's first
   // tile finds them in HBM (no earlier load of the call reads them); later tiles may find them
   // in L2 (other CTAs of the row or column share the lines), which this does not distinguish.
