@@ -128,7 +128,7 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   };
   loop.output.push_back(per_output_tile(run(Unit::Fma, elements * g.epilogue_fma_per_element, "epilogue")));
   if (g.epilogue_sfu_per_element > 0)
-    loop.output.push_back(per_output_tile(run(Unit::Sfu, elements * g.epilogue_sfu_per_element, "epilogue exp")));
+    loop.output.push_back(per_output_tile(run(Unit::Sfu, elements * g.epilogue_sfu_per_element, "epilogue SFU")));
   if (g.epilogue_smem_bytes_per_element > 0)
     loop.output.push_back(per_output_tile(run(Unit::Smem, elements * g.epilogue_smem_bytes_per_element, "epilogue smem")));
   if (g.epilogue_load_ns_per_tile > 0)

@@ -10,7 +10,8 @@
 //   tma_dualgemm_trace [repeats] [M,N,K ...]
 //
 // Prints, per variant, shape and traced CTA, one summary row (CSV, `summary` first: medians over
-// the launches of the CTA's medians over its k-blocks past each tile's first fill), then its
+// the launches of the CTA's medians over its k-blocks past each tile's first fill; share_waited
+// the share of those k-blocks whose consumer waited more than 100 ns), then its
 // first kTraceLoads loads of the last launch (`load` rows): times in ns from the CTA's start
 // (the SM clock, converted with the global timer over the CTA's run).
 #include <cuda_fp8.h>
@@ -66,6 +67,12 @@ cudaError_t launch_traced(std::size_t j, const cuda::DualGemmDeviceArgs& a, cons
   return e;
 }
 
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / double(v.size());
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -119,7 +126,8 @@ void trace(std::size_t j, const Problem& p, int repeats, gpu::L2Flusher& flusher
       if (c0 < 0 || c1 <= c0 || g1 <= g0) continue;
       const double ns_per_clk = double(g1 - g0) / double(c1 - c0);
       const auto ns = [&](sm90::Stamp kind, int i) {
-        const unsigned since = unsigned(w[int(kind) * sm90::kTraceLoads + i]) - unsigned(c0);  // 32-bit clock
+        // 32-bit clock, signed: the producer may stamp a load before thread 0 stamps the start.
+        const int since = int(unsigned(w[int(kind) * sm90::kTraceLoads + i]) - unsigned(c0));
         return double(since) * ns_per_clk;
       };
       const long long c = cta == 0 ? 0 : grid - 1;
@@ -140,13 +148,13 @@ void trace(std::size_t j, const Problem& p, int repeats, gpu::L2Flusher& flusher
         in_flight.push_back(ahead + 1);
       }
       if (r + 1 == repeats)
-        for (int tile = 0; tile * k_blocks < loads; ++tile)
+        for (int tile = 0; (tile + 1) * k_blocks <= loads; ++tile)  // whole tiles only
           std::printf("epilogue,%s,%s,%d,%d,%.0f,%.0f,%.0f\n", t.name, shape.c_str(), cta, tile,
                       ns(sm90::Stamp::Landed, (tile + 1) * k_blocks - 1), ns(sm90::Stamp::Epilogue, 2 * tile),
                       ns(sm90::Stamp::Epilogue, 2 * tile + 1));
       const double first = ns(sm90::Stamp::Landed, 0), last = loads ? ns(sm90::Stamp::Landed, loads - 1) : 0;
       const double values[kColumns] = {double(loads),   double(g1 - g0), first,
-                                       median(latency), median(period),  median(waited),
+                                       median(latency), median(period),  mean(waited),
                                        median(in_flight), double(g1 - g0) - last, 1.0 / ns_per_clk};
       for (int v = 0; v < kColumns; ++v) cols[cta][v].push_back(values[v]);
     }
@@ -172,9 +180,9 @@ int main(int argc, char** argv) {
   std::vector<std::array<long long, 3>> shapes;
   for (int i = 2; i < argc; ++i) {
     std::array<long long, 3> mnk{};
-    if (std::sscanf(argv[i], "%lld,%lld,%lld", &mnk[0], &mnk[1], &mnk[2]) != 3 || mnk[0] < 1 || mnk[1] < 1 ||
-        mnk[2] % 256 != 0) {
-      std::fprintf(stderr, "tma_dualgemm_trace: shape '%s' is not M,N,K with K a multiple of 256\n", argv[i]);
+    if (std::sscanf(argv[i], "%lld,%lld,%lld", &mnk[0], &mnk[1], &mnk[2]) != 3 || mnk[0] < 1 || mnk[1] % 8 != 0 ||
+        mnk[1] < 8 || mnk[2] % 256 != 0) {
+      std::fprintf(stderr, "tma_dualgemm_trace: shape '%s' is not M,N,K with N a multiple of 8 and K of 256\n", argv[i]);
       return 2;
     }
     shapes.push_back(mnk);

@@ -216,7 +216,8 @@ __device__ __forceinline__ int swizzled(int row, int byte_in_row) {
 }
 
 // silu(x1) x2 with one SFU operation an element: sigmoid(x) = (1 + tanh(x / 2)) / 2, tanh.approx
-// (relative error 2^-11) where exp and a reciprocal took two (the epilogue's SFU time, ~0.45 us
+// (its error 2^-11 relative to tanh, so absolute in the sigmoid: silu's relative error grows in
+// the negative tail, 1e-4 at x = -6, where the output is small) where exp and a reciprocal took two (the epilogue's SFU time, ~0.45 us
 // of a 128 x 48 tile's 0.7, tools/device/experiment.sh dualgemm_trace).
 __device__ __forceinline__ float silu_times(float x1, float x2) {
   float t;
