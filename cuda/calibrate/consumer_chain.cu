@@ -19,9 +19,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
+#include "calibrate/experiment_args.hpp"
 #include "calibrate/wgmma_stream.cuh"
 #include "runtime/cuda_check.hpp"
 
@@ -115,11 +115,8 @@ void rows(int sms, int repeats) {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  const int repeats = argc > 1 ? std::atoi(argv[1]) : 5;
-  if (repeats < 1) {
-    std::fprintf(stderr, "tma_consumer_chain: repeats must be at least 1, got '%s'\n", argv[1]);
-    return 2;
-  }
+  const int repeats = overlap::gpu::repeats_arg(argc, argv, 5, "tma_consumer_chain");
+  if (repeats == 0) return 2;
   int sms = 0;
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   std::printf("# consumer_chain: e4m3 wgmma m64nNk32, 4 a k-block, two consumer warpgroups an SM (%d SMs), %d k-blocks\n",

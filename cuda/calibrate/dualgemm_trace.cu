@@ -18,12 +18,12 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #define OVERLAP_DUALGEMM_TRACE 1
+#include "calibrate/experiment_args.hpp"
 #include "calibrate/random_fill.cuh"
 #include "dualgemm/dualgemm_launch.cuh"
 #include "runtime/cuda_check.hpp"
@@ -172,11 +172,8 @@ void trace(std::size_t j, const Problem& p, int repeats, gpu::L2Flusher& flusher
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  const int repeats = argc > 1 ? std::atoi(argv[1]) : 5;
-  if (repeats < 1) {
-    std::fprintf(stderr, "tma_dualgemm_trace: repeats must be at least 1, got '%s'\n", argv[1]);
-    return 2;
-  }
+  const int repeats = overlap::gpu::repeats_arg(argc, argv, 5, "tma_dualgemm_trace");
+  if (repeats == 0) return 2;
   std::vector<std::array<long long, 3>> shapes;
   for (int i = 2; i < argc; ++i) {
     std::array<long long, 3> mnk{};

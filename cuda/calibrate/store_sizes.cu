@@ -2,16 +2,13 @@
 // tile (128 x 32 ... 128 x 128 fp16, one or two an SM) by fragment pairs and by bulk copy.
 //   tma_store_sizes [repeats]
 #include <cstdio>
-#include <cstdlib>
 
+#include "calibrate/experiment_args.hpp"
 #include "calibrate/store_drain.hpp"
 
 int main(int argc, char** argv) {
-  const int repeats = argc > 1 ? std::atoi(argv[1]) : 10;
-  if (repeats < 1) {
-    std::fprintf(stderr, "tma_store_sizes: repeats must be at least 1, got '%s'\n", argv[1]);
-    return 2;
-  }
+  const int repeats = overlap::gpu::repeats_arg(argc, argv, 10, "tma_store_sizes");
+  if (repeats == 0) return 2;
   std::fputs(overlap::gpu::store_sizes_csv(repeats).c_str(), stdout);
   return 0;
 }

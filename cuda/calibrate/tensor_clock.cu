@@ -17,9 +17,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
+#include "calibrate/experiment_args.hpp"
 #include "calibrate/wgmma_stream.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/timing.hpp"
@@ -104,11 +104,8 @@ Clocked measure(int ctas, bool flushed, int repeats, L2Flusher& flusher) {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  const int repeats = argc > 1 ? std::atoi(argv[1]) : 10;
-  if (repeats < 1) {
-    std::fprintf(stderr, "tma_tensor_clock: repeats must be at least 1, got '%s'\n", argv[1]);
-    return 2;
-  }
+  const int repeats = overlap::gpu::repeats_arg(argc, argv, 10, "tma_tensor_clock");
+  if (repeats == 0) return 2;
   int sms = 0;
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   L2Flusher flusher;

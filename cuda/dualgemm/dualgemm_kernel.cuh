@@ -215,10 +215,11 @@ __device__ __forceinline__ int swizzled(int row, int byte_in_row) {
   return row * RowBytes + (chunk << 4) + (byte_in_row & 15);
 }
 
-// silu(x1) x2 with one SFU operation an element: sigmoid(x) = (1 + tanh(x / 2)) / 2, tanh.approx
-// (its error 2^-11 relative to tanh, so absolute in the sigmoid: silu's relative error grows in
-// the negative tail, 1e-4 at x = -6, where the output is small) where exp and a reciprocal took two (the epilogue's SFU time, ~0.45 us
-// of a 128 x 48 tile's 0.7, tools/device/experiment.sh dualgemm_trace).
+// silu(x1) x2 with one SFU operation an element, where exp and a reciprocal took two (the
+// epilogue's SFU time, ~0.45 us of a 128 x 48 tile's 0.7: tools/device/experiment.sh
+// dualgemm_trace): sigmoid(x) = (1 + tanh(x / 2)) / 2 by tanh.approx, whose error of 2^-11
+// relative to tanh is absolute in the sigmoid, so silu's relative error grows in the negative
+// tail (1e-4 at x = -6), where the output is small.
 __device__ __forceinline__ float silu_times(float x1, float x2) {
   float t;
   asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(0.5f * x1));
