@@ -38,6 +38,9 @@ struct GemmSpec {
   // B tiles prefetched into L2 this many k-blocks ahead by the producer (0: none): the B loads
   // into shared memory then hit L2, and the prefetches draw the HBM bytes.
   int l2_prefetch_k = 0;
+  // The consumers' own time a k-block beyond the tensor unit's (e.g. ring bookkeeping between
+  // one wgmma wait and the next wgmma), on their path after the MMA.
+  double kblock_extra_ns = 0;
   // An epilogue warpgroup of its own (cuda/common/sm90_handoff_gemm.cuh): the consumers copy
   // each finished tile to shared memory (handoff_bytes_per_element) and go on; the epilogue
   // work and the stores run in that warpgroup, under the next tile's mainloop.

@@ -117,6 +117,12 @@ const std::vector<ProfileField>& profile_fields() {
        "share of the wgmma stream's rate kept while the SM's TMA walks operand tiles into shared memory (0: not "
        "measured)",
        &P::tensor_beside_walk_fraction},
+      {"tensor_clock_MHz", "MHz",
+       "SM clock while every SM streams wgmma, each launch after an L2 flush (0: not measured, clock_MHz)",
+       &P::tensor_clock_MHz},
+      {"ring_division_cycles", "cycles",
+       "a GEMM consumer's k-block beyond its wgmma where the ring depth is not a power of two (0: not measured)",
+       &P::ring_division_cycles},
       {"cold_code_cycles_per_KiB", "cycles/KiB",
        "extra cycles of a first pass over code per KiB of SASS, L2 flushed, every SM fetching (0: not measured)",
        &P::cold_code_cycles_per_KiB},

@@ -107,6 +107,14 @@ struct HardwareProfile {
   // The other side of the same measurement: the share of its own rate the wgmma stream keeps
   // while the SM's TMA walks operand tiles into shared memory. 0: not measured, taken as 1.
   double tensor_beside_walk_fraction = 0;
+  // The SM clock while every SM streams wgmma, each launch after an L2 flush as overlap validate
+  // times (cuda/calibrate/tensor_clock.cu): what turns a consumer's cycle counts into time beside
+  // the tensor rates. 0: not measured, clock_MHz.
+  double tensor_clock_MHz = 0;
+  // A GEMM consumer whose ring depth is not a power of two takes the stage and phase by a
+  // division between one wgmma wait and the next wgmma (cuda/calibrate/consumer_chain.cu): the
+  // SM clocks this adds to each k-block. 0: not measured, not charged.
+  double ring_division_cycles = 0;
   // What an L2 prefetch of a walk box (cp.async.bulk.prefetch.tensor) takes from the SM's TMA,
   // as the rate at which its bytes would pass: prefetches queue with the loads though no byte
   // reaches the SM. 0: not measured, free.
@@ -140,6 +148,7 @@ struct HardwareProfile {
   bool has_wgmma() const { return compute_capability >= 90; }  // also TMA, clusters, setmaxnreg
   bool has_clusters() const { return compute_capability >= 90; }
   double cycle_ns() const { return 1e3 / clock_MHz; }
+  double tensor_cycle_ns() const { return 1e3 / (tensor_clock_MHz > 0 ? tensor_clock_MHz : clock_MHz); }
   // Whether a working set of `bytes` read more than once stays in L2 between its reads: where it
   // fits in half of L2 (the other half holds what streams through beside it).
   bool stays_in_l2(double bytes) const { return bytes <= 0.5 * l2_size_MiB * 1024 * 1024; }

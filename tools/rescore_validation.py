@@ -8,7 +8,9 @@ The measured times stay as measured; only the predictions are redone, with
 row, the measured time, the old and new prediction and error, then the median and maximum
 |error| old and new, and the speedup-sign check of every pair whose measured speedup exceeds
 5% (as `overlap validate` reports it); --wrong lists the pairs whose sign the new model gets
-wrong. Error = predicted / measured - 1.
+wrong; and, for each tuning group of the report (`overlap validate --tune`), the new model's pick
+over the measured best and the Spearman rank correlation of predicted against measured times.
+Error = predicted / measured - 1.
 """
 import json
 import statistics
@@ -65,7 +67,54 @@ def main(argv):
                   f"measured {measured:.2f}x, predicted {predicted:.2f}x")
     if total:
         print(f"speedup signs right (|measured-1| > 5%): new {right} / {total}")
+    print_tuning(report, rows, new_time)
     return 0
+
+
+def ranks(values):
+    """Ranks from 1, ties sharing their mean rank (as Spearman's rho needs)."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def spearman(xs, ys):
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.mean(rx), statistics.mean(ry)
+    num = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    den = (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
+    return num / den if den else 0.0
+
+
+def print_tuning(report, rows, new_time):
+    groups = report.get("tuning", [])
+    if not groups:
+        return
+    print("tune (new model): pick over measured best, Spearman")
+    worst = 1.0
+    for g in groups:
+        measured = {r["variant"]: r["measured_us"] for r in rows
+                    if r["workload"] == g["workload"] and r["shape"] == g["shape"]}
+        names = [v for v in measured if (g["workload"], g["shape"], v) in new_time]
+        if len(names) < 2:
+            continue
+        predicted = [new_time[(g["workload"], g["shape"], v)] for v in names]
+        pick = names[predicted.index(min(predicted))]
+        best = min(measured[v] for v in names)
+        over = measured[pick] / best
+        worst = max(worst, over)
+        rho = spearman(predicted, [measured[v] for v in names])
+        print(f"  {g['workload']} {g['shape']}: pick {pick} {over:.3f}x the best (old {g['pick_over_best']:.3f}), "
+              f"Spearman {rho:.3f} (old {g['spearman']:.3f})")
+    print(f"worst pick over best: {worst:.3f}")
 
 
 if __name__ == "__main__":

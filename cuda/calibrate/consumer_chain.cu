@@ -104,11 +104,13 @@ void rows(int sms, int repeats) {
     std::printf("%d,%d,%d,%d,%.0f,%.3f\n", N, stages, in_flight, int(barriers), clocks, clocks / alone);
   };
   row(4, 1, false, alone);
-  row(4, 2, false, clocks_per_kblock<N, 4, 2, false>(sms, repeats));
+  // Every ring depth the dualgemm kernels use, one group in flight as they keep: a depth that is
+  // not a power of two takes the stage and phase by division.
+  row(3, 1, true, clocks_per_kblock<N, 3, 1, true>(sms, repeats));
   row(4, 1, true, clocks_per_kblock<N, 4, 1, true>(sms, repeats));
+  row(5, 1, true, clocks_per_kblock<N, 5, 1, true>(sms, repeats));
+  row(6, 1, true, clocks_per_kblock<N, 6, 1, true>(sms, repeats));
   row(7, 1, true, clocks_per_kblock<N, 7, 1, true>(sms, repeats));
-  row(4, 2, true, clocks_per_kblock<N, 4, 2, true>(sms, repeats));
-  row(7, 2, true, clocks_per_kblock<N, 7, 2, true>(sms, repeats));
 }
 
 }  // namespace
@@ -125,6 +127,7 @@ int main(int argc, char** argv) {
   rows<64>(sms, repeats);
   rows<96>(sms, repeats);
   rows<128>(sms, repeats);
+  rows<192>(sms, repeats);
   rows<256>(sms, repeats);
   return 0;
 }

@@ -18,6 +18,7 @@ std::vector<MeasuredField> measure_tensor_stream(int repeats, int compute_capabi
   int sms = 0;
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   std::vector<MeasuredField> out;
+  double clocks[2] = {0, 0};
   for (const bool fp8 : {false, true}) {
     const WgmmaStreamRate s = fp8 ? measure_wgmma_stream<true, 256, 8, 0>(sms, repeats)
                                   : measure_wgmma_stream<false, 256, 8, 0>(sms, repeats);
@@ -27,7 +28,15 @@ std::vector<MeasuredField> measure_tensor_stream(int repeats, int compute_capabi
                                "commit and wait), {:.0f} us a launch, FLOPs over the median event time of {} "
                                "launches; {:.0f} FLOPs an SM a clock (clock64), so the SMs ran at {:.0f} MHz",
                                sms, fp8 ? "k32 e4m3" : "k16 bf16", s.us, repeats, s.flops_per_clk, s.clock_MHz)});
+    clocks[fp8] = s.clock_MHz;
   }
+  // The clock that goes with these rates, for the model's cycle counts beside the wgmma (launches
+  // back to back here; overlap validate flushes L2 between them, which cost 1-2% of clock in
+  // cuda/calibrate/tensor_clock.cu).
+  out.push_back({"tensor_clock_MHz", (clocks[0] + clocks[1]) / 2,
+                 fmt::format("measured by overlap calibrate (cuda/calibrate/tensor_stream.cu): the SM clock of the two "
+                             "streams above (clock64 cycles over the event time), bf16 {:.0f} MHz, fp8 {:.0f}, the mean",
+                             clocks[0], clocks[1])});
   return out;
 }
 

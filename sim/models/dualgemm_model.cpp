@@ -35,6 +35,17 @@ dualgemm::Tiling refit(dualgemm::Tiling t, const HardwareProfile& hw, OperandFor
   return t;
 }
 
+// The consumers' k-block beyond the wgmma where the ring's depth is not a power of two: the
+// kernel takes a k-block's stage and phase as `r % Stages` and `(r / Stages) & 1`, a division
+// between one wgmma wait and the next wgmma (profile ring_division_cycles, from consumer_chain).
+// That experiment also shows a floor at small wgmmas (N = 64, 96: half the wgmma plus 242-294
+// clocks) which the kernels' own times do not: 128x48 with 7 stages (N = 96) measures faster
+// than that floor allows, so it is not charged.
+double ring_division_ns(const dualgemm::Tiling& t, const HardwareProfile& hw) {
+  if (hw.ring_division_cycles <= 0 || !hw.has_wgmma() || (t.stages & (t.stages - 1)) == 0) return 0;
+  return hw.ring_division_cycles * hw.tensor_cycle_ns();
+}
+
 // The template arguments of cuda/dualgemm/dualgemm_kernel.cuh's kernel for a tiling, as they
 // appear in its mangled name: <Fp8, BM, BN, Stages, WS, TmaStore, CM, CN, Eager, Pairs, PrefetchK, KAtoms,
 // Producers, EarlyScales, LeanEdges>.
@@ -81,6 +92,7 @@ GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const 
   // freed after its wgmma.wait, past this k-block's full barrier (dualgemm_kernel.cuh).
   g.refill_after_wait = !t.warp_specialized && hw.has_wgmma();
   g.l2_prefetch_k = t.prefetch_k;
+  g.kblock_extra_ns = ring_division_ns(t, hw);
   g.max_regs_per_thread = t.max_regs_per_thread();
   // Without warp specialization the consumers keep what ptxas gave them (no setmaxnreg), and
   // where that is few (the 64x64 tile's 63 in bf16) several CTAs share an SM: take the compiled

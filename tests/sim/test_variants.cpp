@@ -192,6 +192,23 @@ TEST(Variants, Fp8ScalesLoadedAfterTheKLoopCostTheEpilogueADramLatency) {
   }
 }
 
+TEST(Variants, ARingDepthNotAPowerOfTwoCostsItsDivisionEveryKBlock) {
+  // The consumers take a k-block's stage and phase by dividing by the ring's depth: free at a
+  // power of two, ring_division_cycles (at the clock the tensor rates hold) a k-block otherwise.
+  const HardwareProfile hw = load_profile("H100");
+  ASSERT_GT(hw.ring_division_cycles, 0);
+  HardwareProfile free = hw;
+  free.ring_division_cycles = 0;
+  const ShapeArgs s = parse_shape("dualgemm", "M=512,N=4096,K=7168,fmt=fp8");  // tensor-bound
+  const double kblocks = 2 * 7168 / 128;  // 256 tiles on 132 CTAs: two tiles' k-loops on the busiest
+  const double charge_us = kblocks * hw.ring_division_cycles * hw.tensor_cycle_ns() / 1000.0;
+  const double six = predict(hw, "dualgemm", "tile128x64_stages6_ws", s).time_us;
+  EXPECT_GT(six - predict(free, "dualgemm", "tile128x64_stages6_ws", s).time_us, 0.8 * charge_us);
+  EXPECT_LT(six - predict(free, "dualgemm", "tile128x64_stages6_ws", s).time_us, 1.01 * charge_us);
+  EXPECT_DOUBLE_EQ(predict(hw, "dualgemm", "tile128x64_stages4_ws", s).time_us,
+                   predict(free, "dualgemm", "tile128x64_stages4_ws", s).time_us);
+}
+
 TEST(Variants, UnsupportedShapeIsRefusedWithTheLimit) {
   ShapeArgs s = shape_of("dualgemm");
   s.set("K", 300);
