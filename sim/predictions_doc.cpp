@@ -304,6 +304,8 @@ void dualgemm_section(Doc& d) {
                    shape_for(mnk));
     d.hypothesis("The first fill before the CTA's barrier, the last TMA store waited for its reads only (128x48)", "dualgemm",
                  "tile128x48_stages7_ws_tmastore_es", "tile128x48_stages7_ws_tmastore_es_lean", "", shape_for(mnk));
+    d.hypothesis("Early scales and lean edges at 128x64 (6 stages, TMA store)", "dualgemm", "tile128x64_stages6_ws_tmastore",
+                 "tile128x64_stages6_ws_tmastore_es_lean", "", shape_for(mnk));
   }
 }
 
