@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # One GPU session for the dualgemm kernels, in one call: build, GPU tests, compute-sanitizer on
 # small shapes, then the benchmark beside its peers. Logs go to $OUT (or out/).
-#   bash tools/device/dualgemm_run.sh [tests|bench|all|ncu]
+#   bash tools/device/dualgemm_run.sh [tests|bench|all|ncu|ncu_src]
 # Knobs (environment): SANITIZERS (default "memcheck racecheck"; "" skips them), TEST_TIMEOUT,
 # SANITIZER_TIMEOUT, SANITIZER_FILTER (gtest filter of the sanitizer runs), BENCH_TIMEOUT (seconds), BENCH_ARGS (extra bench_dualgemm.py arguments),
 # TEST_FILTER (gtest filter), NCU_SHAPE (M,N,K) / NCU_VARIANT (one or a space-separated list) /
 # NCU_FORMAT (ncu; one report per variant, ncu_<variant>.txt), NCU_METRICS (more metrics, comma-separated),
 # NCU_CLOCKS ("none": profile at the clocks the GPU runs; default Nsight Compute's locked base clock).
+# ncu_src: warp-stall samples per SASS instruction of each NCU_VARIANT at NCU_SHAPE / NCU_FORMAT, at the
+# clocks the GPU runs (ncu_src_<variant>.csv; summarize with tools/ncu_stall_summary.py).
 set -o pipefail
 what=${1:-all}
 OUT=${OUT:-out}
@@ -58,6 +60,17 @@ if [[ $what == ncu ]]; then
     echo "ncu $variant: exit $?"
     grep -E "Duration|SM Frequency|DRAM Throughput|Memory Throughput|L2 Hit|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|dram__bytes|lts__t_sectors" \
       "$report" | head -16
+  done
+fi
+if [[ $what == ncu_src ]]; then
+  shape=${NCU_SHAPE:-256,3072,4096}
+  for variant in ${NCU_VARIANT:-tile64x64_stages4_ws}; do
+    timeout 200 ncu --kernel-name regex:dualgemm_kernel --launch-skip 1 --launch-count 1 --clock-control none \
+      --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
+      python3 bench/gpu/bench_dualgemm.py --lib "$B/cuda/dualgemm/liboverlap_dualgemm_capi.so" --reps 1 --warmup 1 \
+      --variants "$variant" --shapes "$shape" --formats "${NCU_FORMAT:-fp8}" >"$OUT/ncu_src_$variant.csv" 2>&1
+    echo "ncu source $variant: exit $? ($(wc -l <"$OUT/ncu_src_$variant.csv") lines)"
+    python3 tools/ncu_stall_summary.py "$OUT/ncu_src_$variant.csv" --top 8 | head -30
   done
 fi
 exit $status
