@@ -8,7 +8,8 @@
 // stage s's full barrier as soon as both consumer warpgroups have released it (the data is
 // always there), the consumers wait for it (mbarrier.try_wait), issue a k-block's 4 wgmma
 // m64nNk32 (e4m3, A and B in shared memory), commit, wait until `InFlight` groups are left and
-// release the stage the finished group read.
+// release the stage the finished group read. What a depth that is not a power of two adds at
+// N >= 128 (the stage and phase by division) is the profiles' ring_division_cycles.
 //
 //   tma_consumer_chain [repeats]
 //
