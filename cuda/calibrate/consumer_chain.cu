@@ -18,10 +18,9 @@
 // launches) and that against the wgmma alone (no barriers, one group in flight).
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <vector>
 
+#include "calibrate/clock_runs.hpp"
 #include "calibrate/experiment_args.hpp"
 #include "calibrate/wgmma_stream.cuh"
 #include "runtime/cuda_check.hpp"
@@ -83,19 +82,15 @@ __global__ void __launch_bounds__(kThreads, 1) chain(float* sink, long long* cyc
 
 template <int N, int Stages, int InFlight, bool Barriers>
 double clocks_per_kblock(int sms, int repeats) {
-  DeviceBuffer sink(std::size_t(sms) * kConsumers * sizeof(float)), cycles(sizeof(long long));
-  std::vector<double> per;
-  for (int r = 0; r < repeats + 1; ++r) {
-    OVERLAP_CUDA_CHECK(cudaMemset(cycles.get(), 0, sizeof(long long)));
-    chain<N, Stages, InFlight, Barriers><<<sms, kThreads>>>(sink.as<float>(), cycles.as<long long>());
-    OVERLAP_CUDA_CHECK(cudaGetLastError());
-    OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
-    long long c = 0;
-    cycles.download(&c, sizeof(c));
-    if (r > 0) per.push_back(double(c) / kKBlocks);  // the first launch warms up
-  }
-  std::sort(per.begin(), per.end());
-  return per[per.size() / 2];
+  DeviceBuffer sink(std::size_t(sms) * kConsumers * sizeof(float));
+  // One warm-up launch; the kernel's threads atomicMax their cycles, so each launch starts at 0.
+  const auto cycles = clock_runs<1>(
+      [&](long long* counter) {
+        OVERLAP_CUDA_CHECK(cudaMemset(counter, 0, sizeof(long long)));
+        chain<N, Stages, InFlight, Barriers><<<sms, kThreads>>>(sink.as<float>(), counter);
+      },
+      1, repeats);
+  return median_of(cycles[0]) / kKBlocks;
 }
 
 template <int N>

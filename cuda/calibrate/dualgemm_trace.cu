@@ -23,6 +23,7 @@
 #include <vector>
 
 #define OVERLAP_DUALGEMM_TRACE 1
+#include "calibrate/clock_runs.hpp"
 #include "calibrate/experiment_args.hpp"
 #include "calibrate/random_fill.cuh"
 #include "dualgemm/dualgemm_launch.cuh"
@@ -73,11 +74,8 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / double(v.size());
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+// 0 where a CTA has no k-block past its tiles' first fills.
+double median(const std::vector<double>& v) { return v.empty() ? 0 : gpu::median_of(v); }
 
 struct Problem {
   cuda::DualGemmSizes sizes;

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "calibrate/clock_runs.hpp"
 #include "calibrate/experiment_args.hpp"
 #include "calibrate/wgmma_stream.cuh"
 #include "runtime/cuda_check.hpp"
@@ -31,11 +32,6 @@ using namespace overlap::gpu;
 struct Clocked {
   double us, mhz, flops_per_sm_clk, flops_per_sm_us;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 template <bool Fp8>
 Clocked measure(int ctas, bool flushed, int repeats, L2Flusher& flusher) {
@@ -94,9 +90,9 @@ Clocked measure(int ctas, bool flushed, int repeats, L2Flusher& flusher) {
   }
   OVERLAP_CUDA_CHECK(cudaEventDestroy(start));
   OVERLAP_CUDA_CHECK(cudaEventDestroy(stop));
-  const double t = median(us);
+  const double t = median_of(us);
   const double per_cta = 2.0 * groups * kGroup * flops_per_mma;
-  const double m = median(mhz);
+  const double m = median_of(mhz);
   return {t, m, per_cta / (m * t), per_cta / t};
 }
 
