@@ -89,7 +89,7 @@ void predict_row(const sim::HardwareProfile& hw, const ShapeArgs& shape, Validat
 }
 
 struct ValidateOptions {
-  std::vector<std::string> workloads, variants;
+  std::vector<std::string> workloads, variants, shapes;
   std::string hw = "auto", out;
   bool quick = false;
   int runs = 15, sets = 3;
@@ -113,6 +113,12 @@ ExpectedFrom expected_source(const ShapeArgs& shape) {
 }
 
 ValidationReport run_validation(const ValidateOptions& o, const std::string& command) {
+  std::vector<std::string> workloads = o.workloads;
+  if (workloads.empty())
+    for (const auto& v : gpu::gpu_variants())
+      if (std::find(workloads.begin(), workloads.end(), v.workload) == workloads.end()) workloads.push_back(v.workload);
+
+  require_validation_shapes(workloads, o.quick, o.shapes);
   OVERLAP_REQUIRE(gpu::device_count() > 0, "validate needs a CUDA GPU and found none");
   int cc = 0;
   ValidationReport report;
@@ -123,15 +129,10 @@ ValidationReport run_validation(const ValidateOptions& o, const std::string& com
   const sim::HardwareProfile hw = sim::load_profile(profile_name);
   report.profile = profile_name;
 
-  std::vector<std::string> workloads = o.workloads;
-  if (workloads.empty())
-    for (const auto& v : gpu::gpu_variants())
-      if (std::find(workloads.begin(), workloads.end(), v.workload) == workloads.end()) workloads.push_back(v.workload);
-
   gpu::TimingOptions timing;
   timing.runs_per_set = o.runs;
   for (const auto& workload : workloads) {
-    const auto shapes = validation_shapes(workload, o.quick);
+    const auto shapes = select_validation_shapes(workload, o.quick, o.shapes);
     for (std::size_t si = 0; si < shapes.size(); ++si) {
       const Workload& w = find_workload(workload);
       const ShapeArgs shape = w.parse_shape(shapes[si]);
@@ -207,6 +208,9 @@ void register_validate_commands(CLI::App& app) {
   v->add_option("--hw", opts->hw, "profile to predict with: auto (closest built-in to the GPU found), a name or a file");
   v->add_option("--out,-o", opts->out, "report directory (default docs/validation/<date>-<gpu>)");
   v->add_flag("--quick", opts->quick, "two small shapes per workload instead of the full set");
+  v->add_option("--shapes", opts->shapes,
+                "only these shapes of the set, ';' between them (e.g. 'B=8,T=4096,d=2048,H=16,dk=128')")
+      ->delimiter(';');
   v->add_option("--runs", opts->runs, "timed runs per input set")->check(CLI::Range(1, 1000));
   v->add_option("--sets", opts->sets, "input sets timed in rotation")->check(CLI::Range(1, 16));
   v->add_option("--seed", opts->seed, "seed of the test vectors");
@@ -215,6 +219,7 @@ void register_validate_commands(CLI::App& app) {
     std::string command = "overlap validate";
     for (const auto& w : opts->workloads) command += " --workload " + w;
     if (opts->quick) command += " --quick";
+    for (const auto& s : opts->shapes) command += " --shapes '" + s + "'";
     if (opts->hw != "auto") command += " --hw " + opts->hw;
     const ValidationReport report = run_validation(*opts, command);
     const std::filesystem::path dir =

@@ -1,5 +1,14 @@
 #include "app/validate/validation_set.hpp"
 
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.hpp"
+#include "workloads/workload.hpp"
+
 namespace overlap::app {
 
 std::vector<std::string> validation_shapes(const std::string& workload, bool quick) {
@@ -43,6 +52,45 @@ std::vector<std::string> validation_shapes(const std::string& workload, bool qui
     return out;
   }
   return {};
+}
+
+namespace {
+
+// `text` as `workload` writes it, or nothing where the workload does not parse it (another
+// workload's keys, a bad value).
+std::optional<std::string> canonical(const Workload& workload, const std::string& text) {
+  try {
+    return workload.parse_shape(text).to_string();
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> select_validation_shapes(const std::string& workload, bool quick,
+                                                  const std::vector<std::string>& wanted) {
+  std::vector<std::string> shapes = validation_shapes(workload, quick);
+  if (wanted.empty()) return shapes;
+  const Workload& w = find_workload(workload);
+  std::vector<std::string> wanted_canonical;
+  for (const auto& text : wanted)
+    if (auto c = canonical(w, text)) wanted_canonical.push_back(*c);
+  std::erase_if(shapes, [&](const std::string& s) {
+    return std::find(wanted_canonical.begin(), wanted_canonical.end(), *canonical(w, s)) == wanted_canonical.end();
+  });
+  return shapes;
+}
+
+void require_validation_shapes(const std::vector<std::string>& workloads, bool quick,
+                               const std::vector<std::string>& wanted) {
+  for (const auto& text : wanted) {
+    const bool found = std::any_of(workloads.begin(), workloads.end(), [&](const std::string& workload) {
+      return !select_validation_shapes(workload, quick, {text}).empty();
+    });
+    OVERLAP_REQUIRE(found, "--shapes '{}' is not a shape of the {}validation set of {}", text, quick ? "quick " : "",
+                    fmt::join(workloads, ", "));
+  }
 }
 
 }  // namespace overlap::app

@@ -178,6 +178,13 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         passed += 1
 
+# validate refuses a shape outside its set by name, before it looks for a GPU (where overlap was
+# built beside nvcc: the GPU tool it hands validate to exists).
+if os.path.exists(os.path.join(os.path.dirname(OVERLAP), "overlap-gpu")):
+    expect("validate --shapes outside the set",
+           run("validate", "--workload", "projchain", "--shapes", "B=8,T=4096,d=2048,H=16,dk=64"), 2,
+           "'B=8,T=4096,d=2048,H=16,dk=64'", "validation set of projchain")
+
 # Commands that use no GPU load no CUDA library (the dynamic loader's own log of what it maps;
 # validate and calibrate run in the separate overlap-gpu).
 for args in (["list"], ["predict", "--hw", "H100", "--workload", "gla", "--variant", "pipelined_fused"]):
