@@ -9,8 +9,7 @@ OUT=${OUT:-out}
 B=${OVERLAP_BUILD:-build-device}
 variants=${1:-sequential_fused,pipelined_fused,pingpong_fused}
 shapes=${2:-"8,4096,16,128,128;4,4096,32,64,64"}
-# Metric names differ between chips and Nsight versions: keep those this one knows.
-ncu --query-metrics --chip gh100 >"$OUT/ncu_metrics.txt" 2>&1
+source tools/device/ncu_known_metrics.sh
 wanted="gpu__time_duration.sum dram__throughput.avg.pct_of_peak_sustained_elapsed
 sm__throughput.avg.pct_of_peak_sustained_elapsed sm__inst_issued.avg.pct_of_peak_sustained_active
 sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
@@ -20,10 +19,7 @@ sm__pipe_xu_cycles_active.avg.pct_of_peak_sustained_active sm__inst_executed_pip
 sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active
 l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed
 sm__warps_active.avg.pct_of_peak_sustained_active"
-metrics=""
-for m in $wanted; do
-  grep -q "^${m%%.*}\b\|^\s*${m%%.*}\s" "$OUT/ncu_metrics.txt" && metrics="${metrics:+$metrics,}$m"
-done
+metrics=$(ncu_known_metrics "$OUT" $wanted)
 echo "ncu metrics used: $metrics"
 IFS=';' read -ra shape_list <<<"$shapes"
 for shape in "${shape_list[@]}"; do
