@@ -11,7 +11,8 @@
 //
 // Prints, per variant, shape and traced CTA, one summary row (CSV, `summary` first: medians over
 // the launches of the CTA's medians over its k-blocks past each tile's first fill; share_waited
-// the share of those k-blocks whose consumer waited more than 100 ns), then its
+// the share of those k-blocks whose consumer waited more than 100 ns; the CTA's start and end on
+// the global timer from CTA 0's start), then its
 // first kTraceLoads loads of the last launch (`load` rows): times in ns from the CTA's start
 // (the SM clock, converted with the global timer over the CTA's run).
 #include <cuda_fp8.h>
@@ -46,11 +47,12 @@ constexpr std::size_t index_of(const char* name) {
   return dualgemm::kTilings.size();
 }
 
-// The variants whose stage latencies the model gets most wrong, and their neighbours.
+// The variants whose stage latencies the model gets most wrong, their neighbours, and the fastest
+// at fp8 (256,4096,7168) (issue 16's 1.25x-the-floor shape).
 constexpr const char* kTraced[] = {
     "tile128x128_stages4_ws", "tile128x128_stages2_ws", "tile128x64_stages2_ws", "tile128x64_stages4_ws",
     "tile128x64_stages6_ws",  "tile64x64_stages4_ws",   "tile128x48_stages7_ws", "tile128x64_stages3_ws_tmastore_k2",
-    "tile128x48_stages7_ws_tmastore_es_lean",
+    "tile128x48_stages7_ws_tmastore_es_lean", "tile128x64_stages6_ws_tmastore_es_lean",
 };
 constexpr std::size_t kTracedCount = sizeof(kTraced) / sizeof(kTraced[0]);
 
@@ -109,7 +111,7 @@ void trace(std::size_t j, const Problem& p, int repeats, gpu::L2Flusher& flusher
   const long long grid = std::min<long long>(tiles, sms);
   const std::string shape = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
   // Per traced CTA, over the repeats: the summary's columns.
-  constexpr int kColumns = 9;
+  constexpr int kColumns = 11;
   std::vector<double> cols[sm90::kTraceCtas][kColumns];
   for (int r = 0; r < repeats; ++r) {
     OVERLAP_CUDA_CHECK(cudaMemset(buffer.get(), 0xff, buffer.bytes()));  // -1: not written
@@ -117,6 +119,8 @@ void trace(std::size_t j, const Problem& p, int repeats, gpu::L2Flusher& flusher
     OVERLAP_CUDA_CHECK(launch_traced(j, p.args(), s, std::make_index_sequence<kTracedCount>{}));
     OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
     buffer.download(h.data(), buffer.bytes());
+    // CTA 0's start on the global timer: the traced CTAs' starts and ends are given from it.
+    const long long g_first = h[sm90::kTraceKinds * sm90::kTraceLoads + 2];
     for (int cta = 0; cta < sm90::kTraceCtas; ++cta) {
       const long long* w = h.data() + std::size_t(cta) * sm90::kTraceWords;
       const long long* edges = w + sm90::kTraceKinds * sm90::kTraceLoads;
@@ -153,7 +157,8 @@ void trace(std::size_t j, const Problem& p, int repeats, gpu::L2Flusher& flusher
       const double first = ns(sm90::Stamp::Landed, 0), last = loads ? ns(sm90::Stamp::Landed, loads - 1) : 0;
       const double values[kColumns] = {double(loads),   double(g1 - g0), first,
                                        median(latency), median(period),  mean(waited),
-                                       median(in_flight), double(g1 - g0) - last, 1.0 / ns_per_clk};
+                                       median(in_flight), double(g1 - g0) - last, 1.0 / ns_per_clk,
+                                       double(g0 - g_first), double(g1 - g_first)};
       for (int v = 0; v < kColumns; ++v) cols[cta][v].push_back(values[v]);
     }
   }
@@ -161,8 +166,8 @@ void trace(std::size_t j, const Problem& p, int repeats, gpu::L2Flusher& flusher
     if (cols[cta][0].empty()) continue;
     double m[kColumns];
     for (int v = 0; v < kColumns; ++v) m[v] = median(cols[cta][v]);
-    std::printf("summary,%s,%s,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.2f,%.1f,%.0f,%.3f\n", t.name, shape.c_str(), cta, m[0],
-                m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8]);
+    std::printf("summary,%s,%s,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.2f,%.1f,%.0f,%.3f,%.0f,%.0f\n", t.name, shape.c_str(), cta,
+                m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9], m[10]);
   }
 }
 
@@ -189,7 +194,7 @@ int main(int argc, char** argv) {
   std::printf("# dualgemm_trace: fp8, the grid's first (cta 0) and last (cta 1) CTA, medians over %d launches\n",
               repeats);
   std::printf("summary,variant,shape,cta,loads,kernel_ns,first_landed_ns,stage_latency_ns,landed_period_ns,"
-              "share_waited,loads_in_flight,tail_ns,clock_GHz\n");
+              "share_waited,loads_in_flight,tail_ns,clock_GHz,start_after_cta0_ns,end_after_cta0_start_ns\n");
   std::printf("load,variant,shape,cta,load,issue_ns,wait_ns,landed_ns\n");
   std::printf("epilogue,variant,shape,cta,tile,last_landed_ns,k_loop_done_ns,c_written_ns\n");
   for (const auto& mnk : shapes) {
