@@ -62,8 +62,8 @@ double run(const float4* src, float* sink, int ctas, int iterations, int burst_b
 
 int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 10;
-  int sms = 0, clock_khz = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
+  int clock_khz = 0;
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   constexpr int kBurst = 40960;  // gla sequential's chunk at K = V = 64: q, k, v (bf16) and g (fp32)
   constexpr int kMaxIterations = 64;

@@ -106,8 +106,7 @@ MeasuredField measure_copy_bandwidth(int repeats) {
   constexpr std::size_t bytes = std::size_t(1) << 30;
   DeviceBuffer src(bytes), dst(bytes);
   OVERLAP_CUDA_CHECK(cudaMemset(src.get(), 0x5a, bytes));
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   const std::size_t n = bytes / sizeof(int4);
   const double kernel_us = median_us(
       [&](cudaStream_t s) { copy16<<<sms * 8, 512, 0, s>>>(src.as<int4>(), dst.as<int4>(), n); }, repeats);
@@ -149,8 +148,7 @@ std::vector<MeasuredField> measure_l2_and_sm_port(int repeats) {
   const std::size_t n = bytes / sizeof(int4);
   DeviceBuffer buf(bytes), sink(sizeof(int)), cycles(sizeof(long long));
   OVERLAP_CUDA_CHECK(cudaMemset(buf.get(), 0x5a, bytes));
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   constexpr int reps = 4;
   const int blocks = 2 * sms;
   // Not flushed between runs: the buffer is meant to stay resident.

@@ -115,8 +115,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const int repeats = overlap::gpu::repeats_arg(argc, argv, 5, "tma_consumer_chain");
   if (repeats == 0) return 2;
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   std::printf("# consumer_chain: e4m3 wgmma m64nNk32, 4 a k-block, two consumer warpgroups an SM (%d SMs), %d k-blocks\n",
               sms, kKBlocks);
   std::printf("n,stages,groups_in_flight,barriers,clocks_per_kblock,against_wgmma_alone\n");

@@ -189,8 +189,7 @@ int main(int argc, char** argv) {
   }
   if (shapes.empty()) shapes = {{256, 3072, 4096}, {256, 4096, 7168}, {512, 3072, 7168}, {512, 4096, 7168}};
   gpu::L2Flusher flusher;
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   std::printf("# dualgemm_trace: fp8, the grid's first (cta 0) and last (cta 1) CTA, medians over %d launches\n",
               repeats);
   std::printf("summary,variant,shape,cta,loads,kernel_ns,first_landed_ns,stage_latency_ns,landed_period_ns,"

@@ -78,8 +78,7 @@ std::array<double, kCodeKiB.size()> measure_sizes(int sms, std::index_sequence<I
 }  // namespace
 
 std::vector<MeasuredField> measure_fetch_rate() {
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   const auto rate = measure_sizes(sms, std::make_index_sequence<kCodeKiB.size()>{});
   std::string curve;
   for (std::size_t i = 0; i < rate.size(); ++i) curve += fmt::format("{}{} KiB: {:.2f}", i ? ", " : "", kCodeKiB[i], rate[i]);

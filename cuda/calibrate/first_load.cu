@@ -45,8 +45,7 @@ __global__ void __launch_bounds__(kThreads, 1) one_load(const __grid_constant__ 
 
 std::vector<MeasuredField> measure_first_load(int repeats, int compute_capability) {
   if (compute_capability < 90) return {};
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(idle_cta, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
   OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(one_load, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
   // One 128-row block of 7168-byte rows per SM (121 MB on 132 SMs), as a GEMM operand.

@@ -46,8 +46,7 @@ __global__ void straight_line(float seed, float* sink, long long* cycles) {
 }  // namespace
 
 std::vector<MeasuredField> measure_cold_code() {
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   DeviceBuffer sink(std::size_t(sms) * 32 * sizeof(float));
   DeviceBuffer flush(std::size_t(256) << 20);
   // One warp per SM, every SM at once; the L2 flushed before each launch, so the code comes

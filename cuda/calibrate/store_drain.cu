@@ -149,8 +149,8 @@ Drain drain(int sms, int tiles, int repeats, __half* out) {
 
 std::vector<MeasuredField> measure_store_drain(int repeats, int compute_capability) {
   if (compute_capability < 90) return {};  // the bulk copies need sm_90
-  int sms = 0, clock_kHz = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
+  int clock_kHz = 0;
   OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&clock_kHz, cudaDevAttrClockRate, 0));
   constexpr int kMaxTiles = 4;
   DeviceBuffer out(std::size_t(sms) * kMaxTiles * kTileBytes);
@@ -205,8 +205,7 @@ void size_rows(int sms, int repeats, __half* out, std::string& csv) {
 }  // namespace
 
 std::string store_sizes_csv(int repeats) {
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   DeviceBuffer out(std::size_t(sms) * 2 * kTileBytes);
   __half* o = out.as<__half>();
   std::string csv = "mode,cols,tiles,bytes_per_sm,issue_cycles,done_cycles,bytes_per_clk\n";

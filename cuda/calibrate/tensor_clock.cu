@@ -102,8 +102,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const int repeats = overlap::gpu::repeats_arg(argc, argv, 10, "tma_tensor_clock");
   if (repeats == 0) return 2;
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   L2Flusher flusher;
   std::printf("# tensor_clock: wgmma m64n256 streams on some SMs (%d on this GPU), back to back or each after an L2 flush\n",
               sms);

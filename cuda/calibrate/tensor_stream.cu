@@ -15,8 +15,7 @@ namespace overlap::gpu {
 
 std::vector<MeasuredField> measure_tensor_stream(int repeats, int compute_capability) {
   if (compute_capability != 90) return {};  // wgmma: sm_90a only
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   std::vector<MeasuredField> out;
   double clocks[2] = {0, 0};
   for (const bool fp8 : {false, true}) {

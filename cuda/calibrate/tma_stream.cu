@@ -304,8 +304,7 @@ constexpr int kFewSms = 8;  // SMs walking where the GPU's DRAM and L2 should no
 
 std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capability) {
   if (compute_capability < 90) return {};
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   const auto l2 = sweep(std::size_t(16) << 20, false, repeats, sms);  // resident after the warm-up
   const auto hbm = sweep(std::size_t(2) << 30, true, repeats, sms);   // 8 MiB per CTA, disjoint: misses
   // The operand walk from HBM, three tensors (best over ring depths), and from L2: one tensor's

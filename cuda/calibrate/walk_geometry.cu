@@ -378,8 +378,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tma_walk_geometry: unknown set '%s' (%s)\n", set.c_str(), names.c_str());
     return 2;
   }
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   std::printf("# tma_walk_geometry: one CTA an SM (%d SMs), %d loads each, L2-resident tensors\n", sms, kLoadsPerCta);
   std::printf("tensors,row_stride_bytes,box_rows,other_box_rows,box_row_bytes,swizzle,staggered,stages,tensor_rows,"
               "threads,prefetch_maps+2flush,ctas,hold_cycles,across,spin,producers,GBps_per_sm,box_rows_per_ns_per_sm,ns_per_stage\n");

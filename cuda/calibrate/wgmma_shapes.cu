@@ -51,8 +51,7 @@ void format_rows(int sms, int repeats) {
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 10;
-  int sms = 0;
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = overlap::gpu::current_sm_count();
   std::printf("# wgmma_shapes: one CTA of two warpgroups an SM (%d SMs), A and B in shared memory\n", sms);
   std::printf("format,n,wgmmas_a_group,groups_in_flight,k_atoms,TFLOPs,flops_per_sm_clk,against_calibration\n");
   format_rows<false>(sms, repeats);

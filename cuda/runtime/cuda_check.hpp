@@ -21,4 +21,12 @@ inline int device_count() {
   return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
 }
 
+// The current device's SM count: the grid of a microbenchmark that runs one CTA an SM.
+inline int current_sm_count() {
+  int device = 0, sms = 0;
+  OVERLAP_CUDA_CHECK(cudaGetDevice(&device));
+  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 }  // namespace overlap::gpu
