@@ -10,7 +10,7 @@
 // (stride, box rows and bytes, depth, footprint, threads, sharing) were measured with the
 // dividing loop, which paced them all.
 //
-//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread|consumer|footprint|loaded]
+//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread|consumer|footprint|loaded|kernels]
 //
 // `scaling` runs only the geometries that vary the CTAs walking and the hold of each stage;
 // `order` those that walk one tensor across row blocks instead of along K; `wait` the ring's
@@ -18,7 +18,8 @@
 // `producers` the walks issued by 1, 2 and 4 producer warps; `spread` 4 producers' walks on 8 to
 // 132 SMs; `consumer` 2 and 4 producers with try_wait or polling waits; `footprint` 4 producers'
 // walks of 5.5 to 110 MB of tensors on every SM and on 8; `loaded` a GEMM's walk (A in L2, B
-// from DRAM) at ring depths 1 to 4 on every SM and on 8.
+// from DRAM) at ring depths 1 to 4 on every SM and on 8; `kernels` the dualgemm kernels' own walks
+// (their boxes, depth, CTAs and sharing, a k-block's wgmma time as the hold).
 //
 // Every SM runs one CTA walking L2-resident tensors (1280 rows each, read by the warm-up runs):
 // load i of CTA b is box (i mod boxes_per_row) of row block (b + (i div boxes_per_row) x grid)
@@ -367,10 +368,29 @@ int main(int argc, char** argv) {
       loaded.push_back(traced(scaled(produced_by({3, 7168, 128, 128, sw128, false, depth, 0, 256, 384, true, true, 2, 66 * 10},
                                                  std::min(depth, 4)),
                                      ctas, 0)));
+  // The dualgemm kernels' walks at fp8 (256,3072,4096) (K = 4096 bytes a row), each with its
+  // kernel's box rows (A, then B1 and B2), ring depth and CTA count, the CTAs of a column tile
+  // sharing its B blocks (4 for 64-row A tiles at M = 256, 2 for 128-row ones), B fresh every
+  // tile (from DRAM: the L2 flushed first), 4 producer warps, each stage held as long as its
+  // k-block's wgmma takes (8192 fp8 FLOPs an SM clock), then released at once: does the TMA walk
+  // alone run at the k-block rate the kernels' trace shows (64x64 ~315 ns, 128x64 with 6 stages
+  // ~322, 128x48 ~295, 128x128 ~570)?
+  struct KernelWalk {
+    int a_rows, b_rows, stages, ctas, b_share;
+  };
+  std::vector<Geometry> kernels;
+  for (const KernelWalk& w : {KernelWalk{64, 64, 4, 132, 4}, KernelWalk{128, 64, 6, 96, 2}, KernelWalk{128, 48, 7, 128, 2},
+                              KernelWalk{128, 128, 4, 48, 2}})
+    for (bool hold : {true, false}) {
+      const int wgmma_cycles = 2 * w.a_rows * w.b_rows * 128 * 2 / 8192;
+      Geometry g{3, 4096, w.a_rows, 128, sw128, false, w.stages, w.b_rows, 256, 384, true, true, w.b_share,
+                 (w.ctas / w.b_share) * 16};
+      kernels.push_back(traced(scaled(produced_by(g, 4), w.ctas, hold ? wgmma_cycles : 0)));
+    }
   const std::map<std::string, const std::vector<Geometry>*> sets = {
       {"all", &geometries}, {"scaling", &scaling},     {"order", &order},   {"wait", &wait},
       {"trace", &trace},    {"producers", &producers}, {"spread", &spread}, {"consumer", &consumer},
-      {"footprint", &footprint}, {"loaded", &loaded}};
+      {"footprint", &footprint}, {"loaded", &loaded}, {"kernels", &kernels}};
   const auto chosen = sets.find(set);
   if (chosen == sets.end()) {
     std::string names;
