@@ -58,8 +58,8 @@ struct HardwareProfile {
   double launch_overhead_us = 0;
   // Empty kernels timed as `overlap validate` times a workload (queued behind the L2 flush,
   // device events): the first kernel, and each further one back to back (0: not measured).
-  // Measured to check launch_overhead_us, which the model charges every kernel; not charged
-  // themselves (docs/validation/README.md says why).
+  // The first is measured to check launch_overhead_us, which the model charges a workload's
+  // first kernel; each further kernel queued behind another is charged queued_kernel_gap_us.
   double queued_launch_us = 0;
   double queued_kernel_gap_us = 0;
   // cudaMemcpy2DAsync device to device (a copy engine, not a kernel): read + written bytes per

@@ -23,8 +23,8 @@
 // fast-math activations. A tile past them holds alpha (and padding) and runs a short sigmoid
 // loop. Only a tile that straddles a segment boundary runs the per-element path (each pair of
 // columns finds its output). On an H100 the per-element path for every tile made the kernel
-// 1.8x slower at N=2048: thousands of instructions per thread per tile, stalled on instruction
-// fetch (docs/results/projchain_h100.md).
+// 1.8x slower at N=2048 (249 against 138 us): thousands of instructions per thread per tile,
+// stalled on instruction fetch (docs/results/projchain_h100.md as of 49a65f7, in git history).
 #include <cuda_bf16.h>
 
 #include "common/cutlass_register_epilogue.hpp"
