@@ -77,7 +77,8 @@ std::vector<std::string> select_validation_shapes(const std::string& workload, b
   for (const auto& text : wanted)
     if (auto c = canonical(w, text)) wanted_canonical.push_back(*c);
   std::erase_if(shapes, [&](const std::string& s) {
-    return std::find(wanted_canonical.begin(), wanted_canonical.end(), *canonical(w, s)) == wanted_canonical.end();
+    const std::string c = canonical(w, s).value_or("");
+    return std::find(wanted_canonical.begin(), wanted_canonical.end(), c) == wanted_canonical.end();
   });
   return shapes;
 }
