@@ -112,7 +112,8 @@ __global__ void __launch_bounds__(32 * (kWalkMaxProducers + 1), 1)
 // read (64 + N) x 32 bytes of operands per 64 x N x 32 FLOPs from shared memory beside the TMA's
 // writes (N = 64: 128 bytes a clock). Warps 8 and up run the ring (a producer warp a stage);
 // its consumer times the walk (clock64) into cycles[blockIdx.x].
-constexpr int kBesideStages = 3;  // three stages of three tensors: the ring and an N = 256 tile fit
+constexpr int kBesideStages = 3;
+constexpr int kTensorBoundHold = 1024;  // SM clocks of a 128x128 dual-GEMM k-block's wgmma (either format)  // three stages of three tensors: the ring and an N = 256 tile fit
 constexpr int kBesideThreads = 256 + walk_threads(kBesideStages);
 constexpr int kBesideConsumer = 256 + 32 * walk_producers(kBesideStages);
 constexpr int kBesideSmemBytes = ring_smem_bytes(kBesideStages * kWalkMaxMaps * kWalkBoxBytes);
@@ -135,7 +136,7 @@ __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], std::uint64_t a, std
 template <int N>
 __global__ void __launch_bounds__(kBesideThreads, 1)
     tma_walk_beside_wgmma(const __grid_constant__ WalkMaps maps, int nmaps, int stages, int blocks, int total_blocks,
-                          int mma_batches, float* sink, long long* cycles, long long* mma_cycles) {
+                          int mma_batches, int hold_cycles, float* sink, long long* cycles, long long* mma_cycles) {
   __shared__ __align__(1024) std::uint32_t tiles[(64 + N) * 32];
   for (int i = threadIdx.x; i < (64 + N) * 32; i += blockDim.x) tiles[i] = 0x3c003c00u ^ ((i * 2654435761u) & 0x00ff00ffu);
   fence_proxy_async();
@@ -145,6 +146,7 @@ __global__ void __launch_bounds__(kBesideThreads, 1)
   RingOptions o;
   o.producer = 256;
   o.producers = walk_producers(stages);
+  o.hold_cycles = hold_cycles;
   stream_ring(loads, stages, nmaps * kWalkBoxBytes, issue, o);
   if (threadIdx.x == kBesideConsumer) cycles[blockIdx.x] = clock64() - t0;
   if (threadIdx.x < 256 && mma_batches > 0) {
@@ -237,12 +239,12 @@ class WalkTensors {
 
   // The walk of three tensors through kBesideStages stages beside two warpgroups streaming wgmma
   // m64nNk16 (N = 0: alone; blocks = 0: the wgmmas alone; enough batches to outlast the walk),
-  // medians over CTAs (clock64) and runs: the walk's bytes per SM clock and cycles, and the
-  // wgmma stream's cycles.
+  // each stage held `hold` SM clocks before its release (0: at once), medians over CTAs (clock64)
+  // and runs: the walk's bytes per SM clock and cycles, and the wgmma stream's cycles.
   struct Beside {
     double walk_bytes_per_clk = 0, walk_cycles = 0, mma_cycles = 0;
   };
-  Beside beside_wgmma(int sms, int blocks, int n, int batches, int repeats) const {
+  Beside beside_wgmma(int sms, int blocks, int n, int batches, int repeats, int hold = 0) const {
     DeviceBuffer sink(std::size_t(sms) * 256 * sizeof(float)), cycles(std::size_t(sms) * sizeof(long long)),
         mma_cycles(std::size_t(sms) * sizeof(long long));
     std::vector<double> walk, walk_cycles, mma;
@@ -254,7 +256,7 @@ class WalkTensors {
     for (int r = 0; r < repeats + 1; ++r) {
       const auto launch = [&](auto kernel) {
         kernel<<<sms, kBesideThreads, kBesideSmemBytes>>>(maps_, kWalkMaxMaps, kBesideStages, blocks, total_blocks_,
-                                                          batches, sink.as<float>(), cycles.as<long long>(),
+                                                          batches, hold, sink.as<float>(), cycles.as<long long>(),
                                                           mma_cycles.as<long long>());
       };
       if (n == 256) launch(tma_walk_beside_wgmma<256>);
@@ -309,7 +311,7 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
   const auto hbm = sweep(std::size_t(2) << 30, true, repeats, sms);   // 8 MiB per CTA, disjoint: misses
   // The operand walk from HBM, three tensors (best over ring depths), and from L2: one tensor's
   // loads alone, then two and three tensors' together, per SM.
-  std::string hbm_curve, l2_curve, few_curve, beside_curve, pf_curve;
+  std::string hbm_curve, l2_curve, few_curve, beside_curve, pf_curve, paced_curve;
   double walk_best = 0, sm_rate = 0, multi_rate = 0, stage_ns[kWalkMaxStages] = {}, alone_clk = 0, beside_clk = 0, mma_beside = 0, pf_rate = 0,
          hbm_prefetched = 0;
   {
@@ -398,6 +400,17 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
     beside_clk = beside[1];  // the median of the three shapes
     std::sort(mma_shares.begin(), mma_shares.end());
     mma_beside = std::clamp(mma_shares[1], 0.0, 1.0);  // a share: noise may put it past 1
+    // The same with the walk paced as a tensor-bound k-loop paces it: each stage (a box of A, B1
+    // and B2, a 128x128 tile's k-block) held for that k-block's wgmma time, 1024 SM clocks, so
+    // one stage lands per k-block (48 B a clock) rather than as fast as the walk goes.
+    for (int n : {128, 256}) {
+      const int batches = WalkTensors::batches_to_outlast(8, n);
+      const auto with = from_l2.beside_wgmma(sms, 8, n, batches, repeats, kTensorBoundHold);
+      const auto without = from_l2.beside_wgmma(sms, 0, n, batches, repeats);
+      const double mma_share = 1 - (with.mma_cycles - without.mma_cycles) / with.walk_cycles;
+      paced_curve += fmt::format("{}N = {}: {:.2f} (the walk at {:.1f} B a clock)", paced_curve.empty() ? "" : ", ", n,
+                                 mma_share, with.walk_bytes_per_clk);
+    }
   }
   const auto few_how = [&](const char* in_flight) {
     return fmt::format(", three tensors from HBM (L2 flushed), 8 CTAs walking 8 blocks each; {} ({} KiB each) in "
@@ -459,8 +472,9 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
                           ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks' worth of three tensors, {} stages, "
                           "while two warpgroups of the same CTA stream wgmma m64nNk16 (bf16, A and B in shared "
                           "memory): the median over N of the wgmmas' share of their rate alone while the walk runs "
-                          "(their extra cycles over the walk's; {})",
-                          kBesideStages, beside_curve)}};
+                          "(their extra cycles over the walk's; {}); with each stage held {} SM clocks before its "
+                          "release, as a tensor-bound 128x128 k-loop paces its walk: {}",
+                          kBesideStages, beside_curve, kTensorBoundHold, paced_curve)}};
 }
 
 }  // namespace overlap::gpu
