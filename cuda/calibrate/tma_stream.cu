@@ -136,7 +136,8 @@ __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], std::uint64_t a, std
 template <int N>
 __global__ void __launch_bounds__(kBesideThreads, 1)
     tma_walk_beside_wgmma(const __grid_constant__ WalkMaps maps, int nmaps, int stages, int blocks, int total_blocks,
-                          int mma_batches, int hold_cycles, float* sink, long long* cycles, long long* mma_cycles) {
+                          int mma_batches, int hold_cycles, bool kblock_groups, float* sink, long long* cycles,
+                          long long* mma_cycles) {
   __shared__ __align__(1024) std::uint32_t tiles[(64 + N) * 32];
   for (int i = threadIdx.x; i < (64 + N) * 32; i += blockDim.x) tiles[i] = 0x3c003c00u ^ ((i * 2654435761u) & 0x00ff00ffu);
   fence_proxy_async();
@@ -154,13 +155,26 @@ __global__ void __launch_bounds__(kBesideThreads, 1)
     float d[N / 2];
 #pragma unroll
     for (int j = 0; j < N / 2; ++j) d[j] = 0.f;
-    for (int b = 0; b < mma_batches; ++b) {
-      wgmma_fence();
+    if (kblock_groups) {
+      // As the GEMM kernels issue them: a k-block's 4 wgmmas a group, one group left in flight.
+      for (int b = 0; b < 4 * mma_batches; ++b) {
+        wgmma_fence();
 #pragma unroll
-      for (int u = 0; u < 16; ++u) wgmma_ss<N>(d, da + 2 * (u & 3), db + 2 * (u & 3));
-      wgmma_commit();
+        for (int u = 0; u < 4; ++u) wgmma_ss<N>(d, da + 2 * u, db + 2 * u);
+        wgmma_commit();
+        wgmma_wait<1>();
+      }
       wgmma_wait<0>();
       fence_regs(d);
+    } else {
+      for (int b = 0; b < mma_batches; ++b) {
+        wgmma_fence();
+#pragma unroll
+        for (int u = 0; u < 16; ++u) wgmma_ss<N>(d, da + 2 * (u & 3), db + 2 * (u & 3));
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(d);
+      }
     }
     if (threadIdx.x == 0) mma_cycles[blockIdx.x] = clock64() - t0;
     float acc = 0.f;
@@ -244,7 +258,8 @@ class WalkTensors {
   struct Beside {
     double walk_bytes_per_clk = 0, walk_cycles = 0, mma_cycles = 0;
   };
-  Beside beside_wgmma(int sms, int blocks, int n, int batches, int repeats, int hold = 0) const {
+  Beside beside_wgmma(int sms, int blocks, int n, int batches, int repeats, int hold = 0,
+                      bool kblock_groups = false) const {
     DeviceBuffer sink(std::size_t(sms) * 256 * sizeof(float)), cycles(std::size_t(sms) * sizeof(long long)),
         mma_cycles(std::size_t(sms) * sizeof(long long));
     std::vector<double> walk, walk_cycles, mma;
@@ -256,7 +271,8 @@ class WalkTensors {
     for (int r = 0; r < repeats + 1; ++r) {
       const auto launch = [&](auto kernel) {
         kernel<<<sms, kBesideThreads, kBesideSmemBytes>>>(maps_, kWalkMaxMaps, kBesideStages, blocks, total_blocks_,
-                                                          batches, hold, sink.as<float>(), cycles.as<long long>(),
+                                                          batches, hold, kblock_groups, sink.as<float>(),
+                                                          cycles.as<long long>(),
                                                           mma_cycles.as<long long>());
       };
       if (n == 256) launch(tma_walk_beside_wgmma<256>);
@@ -403,14 +419,17 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
     // The same with the walk paced as a tensor-bound k-loop paces it: each stage (a box of A, B1
     // and B2, a 128x128 tile's k-block) held for that k-block's wgmma time, 1024 SM clocks, so
     // one stage lands per k-block (48 B a clock) rather than as fast as the walk goes.
-    for (int n : {128, 256}) {
-      const int batches = WalkTensors::batches_to_outlast(8, n);
-      const auto with = from_l2.beside_wgmma(sms, 8, n, batches, repeats, kTensorBoundHold);
-      const auto without = from_l2.beside_wgmma(sms, 0, n, batches, repeats);
-      const double mma_share = 1 - (with.mma_cycles - without.mma_cycles) / with.walk_cycles;
-      paced_curve += fmt::format("{}N = {}: {:.2f} (the walk at {:.1f} B a clock)", paced_curve.empty() ? "" : ", ", n,
-                                 mma_share, with.walk_bytes_per_clk);
-    }
+    // Also with the wgmmas issued as the kernels issue them (a k-block's 4 a group, one group left
+    // in flight) rather than in batches of 16 waited for.
+    for (bool kblock_groups : {false, true})
+      for (int n : {128, 256}) {
+        const int batches = WalkTensors::batches_to_outlast(8, n);
+        const auto with = from_l2.beside_wgmma(sms, 8, n, batches, repeats, kTensorBoundHold, kblock_groups);
+        const auto without = from_l2.beside_wgmma(sms, 0, n, batches, repeats, 0, kblock_groups);
+        const double mma_share = 1 - (with.mma_cycles - without.mma_cycles) / with.walk_cycles;
+        paced_curve += fmt::format("{}N = {}{}: {:.2f} (the walk at {:.1f} B a clock)", paced_curve.empty() ? "" : ", ",
+                                   n, kblock_groups ? " in k-block groups" : "", mma_share, with.walk_bytes_per_clk);
+      }
   }
   const auto few_how = [&](const char* in_flight) {
     return fmt::format(", three tensors from HBM (L2 flushed), 8 CTAs walking 8 blocks each; {} ({} KiB each) in "
