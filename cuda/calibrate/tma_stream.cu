@@ -112,8 +112,8 @@ __global__ void __launch_bounds__(32 * (kWalkMaxProducers + 1), 1)
 // read (64 + N) x 32 bytes of operands per 64 x N x 32 FLOPs from shared memory beside the TMA's
 // writes (N = 64: 128 bytes a clock). Warps 8 and up run the ring (a producer warp a stage);
 // its consumer times the walk (clock64) into cycles[blockIdx.x].
-constexpr int kBesideStages = 3;
-constexpr int kTensorBoundHold = 1024;  // SM clocks of a 128x128 dual-GEMM k-block's wgmma (either format)  // three stages of three tensors: the ring and an N = 256 tile fit
+constexpr int kBesideStages = 3;  // three stages of three tensors: the ring and an N = 256 tile fit
+constexpr int kTensorBoundHold = 1024;  // SM clocks of a 128x128 dual-GEMM k-block's wgmma (either format)
 constexpr int kBesideThreads = 256 + walk_threads(kBesideStages);
 constexpr int kBesideConsumer = 256 + 32 * walk_producers(kBesideStages);
 constexpr int kBesideSmemBytes = ring_smem_bytes(kBesideStages * kWalkMaxMaps * kWalkBoxBytes);
@@ -398,19 +398,27 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
     pf_rate = 2 * kWalkBoxBytes / (stage_bytes / with_pf[2] - stage_bytes / with_pf[0]);
     const auto alone = from_l2.beside_wgmma(sms, 8, 0, 0, repeats);
     alone_clk = alone.walk_bytes_per_clk;
+    // The wgmma stream's share of its own rate while the walk runs beside it (each stage held
+    // `hold` clocks, the wgmmas in batches of 16 or in k-block groups): its batches took `with`
+    // cycles beside the walk's `walk_cycles`, `without` alone.
+    struct Share {
+      double walk_bytes_per_clk, mma_share, flops_per_clk;
+    };
+    const auto share_beside = [&](int n, int hold, bool kblock_groups) {
+      const int batches = WalkTensors::batches_to_outlast(8, n);
+      const auto with = from_l2.beside_wgmma(sms, 8, n, batches, repeats, hold, kblock_groups);
+      const auto without = from_l2.beside_wgmma(sms, 0, n, batches, repeats, 0, kblock_groups);
+      return Share{with.walk_bytes_per_clk, 1 - (with.mma_cycles - without.mma_cycles) / with.walk_cycles,
+                   batches * 16.0 * 2 * 64 * n * 16 * 2 / without.mma_cycles};
+    };
     std::vector<double> beside, mma_shares;
     for (int n : {64, 128, 256}) {
-      // The wgmma stream's share of its own rate while the walk runs beside it: its batches took
-      // `with` cycles beside the walk's `walk_cycles`, `without` alone.
-      const int batches = WalkTensors::batches_to_outlast(8, n);
-      const auto with = from_l2.beside_wgmma(sms, 8, n, batches, repeats);
-      const auto without = from_l2.beside_wgmma(sms, 0, n, batches, repeats);
-      const double mma_share = 1 - (with.mma_cycles - without.mma_cycles) / with.walk_cycles;
-      const double flops_per_clk = batches * 16.0 * 2 * 64 * n * 16 * 2 / without.mma_cycles;
-      beside.push_back(with.walk_bytes_per_clk);
-      mma_shares.push_back(mma_share);
+      const Share sh = share_beside(n, 0, false);
+      beside.push_back(sh.walk_bytes_per_clk);
+      mma_shares.push_back(sh.mma_share);
       beside_curve += fmt::format("{}N = {}: {:.1f} (the wgmmas meanwhile at {:.2f} of their {:.0f} FLOPs a clock alone)",
-                                  beside_curve.empty() ? "" : ", ", n, beside.back(), mma_share, flops_per_clk);
+                                  beside_curve.empty() ? "" : ", ", n, sh.walk_bytes_per_clk, sh.mma_share,
+                                  sh.flops_per_clk);
     }
     std::sort(beside.begin(), beside.end());
     beside_clk = beside[1];  // the median of the three shapes
@@ -423,12 +431,9 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
     // in flight) rather than in batches of 16 waited for.
     for (bool kblock_groups : {false, true})
       for (int n : {128, 256}) {
-        const int batches = WalkTensors::batches_to_outlast(8, n);
-        const auto with = from_l2.beside_wgmma(sms, 8, n, batches, repeats, kTensorBoundHold, kblock_groups);
-        const auto without = from_l2.beside_wgmma(sms, 0, n, batches, repeats, 0, kblock_groups);
-        const double mma_share = 1 - (with.mma_cycles - without.mma_cycles) / with.walk_cycles;
+        const Share sh = share_beside(n, kTensorBoundHold, kblock_groups);
         paced_curve += fmt::format("{}N = {}{}: {:.2f} (the walk at {:.1f} B a clock)", paced_curve.empty() ? "" : ", ",
-                                   n, kblock_groups ? " in k-block groups" : "", mma_share, with.walk_bytes_per_clk);
+                                   n, kblock_groups ? " in k-block groups" : "", sh.mma_share, sh.walk_bytes_per_clk);
       }
   }
   const auto few_how = [&](const char* in_flight) {
