@@ -3,6 +3,7 @@
 // error and where it happened, so the tool exits non-zero with a readable line.
 #include <cuda_runtime_api.h>
 
+#include "common/device_sms.hpp"
 #include "core/error.hpp"
 
 #define OVERLAP_CUDA_CHECK(call)                                                              \
@@ -21,11 +22,11 @@ inline int device_count() {
   return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
 }
 
-// The current device's SM count: the grid of a microbenchmark that runs one CTA an SM.
+// The current device's SM count (common/device_sms.hpp's query, checked): the grid of a
+// microbenchmark that runs one CTA an SM.
 inline int current_sm_count() {
-  int device = 0, sms = 0;
-  OVERLAP_CUDA_CHECK(cudaGetDevice(&device));
-  OVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int sms = 0;
+  OVERLAP_CUDA_CHECK(cuda::current_device_sms(&sms));
   return sms;
 }
 
