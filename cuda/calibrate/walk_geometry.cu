@@ -10,7 +10,7 @@
 // (stride, box rows and bytes, depth, footprint, threads, sharing) were measured with the
 // dividing loop, which paced them all.
 //
-//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread|consumer|footprint|loaded|kernels]
+//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread|consumer|footprint|loaded|kernels|floor]
 //
 // `scaling` runs only the geometries that vary the CTAs walking and the hold of each stage;
 // `order` those that walk one tensor across row blocks instead of along K; `wait` the ring's
@@ -19,7 +19,8 @@
 // 132 SMs; `consumer` 2 and 4 producers with try_wait or polling waits; `footprint` 4 producers'
 // walks of 5.5 to 110 MB of tensors on every SM and on 8; `loaded` a GEMM's walk (A in L2, B
 // from DRAM) at ring depths 1 to 4 on every SM and on 8; `kernels` the dualgemm kernels' own walks
-// (their boxes, depth, CTAs and sharing, a k-block's wgmma time as the hold).
+// (their boxes, depth, CTAs and sharing, a k-block's wgmma time as the hold); `floor` the fp8 goal
+// shapes' whole walks, once and cold, as a call is timed (the soonest a kernel has its operands).
 //
 // Every SM runs one CTA walking L2-resident tensors (1280 rows each, read by the warm-up runs):
 // load i of CTA b is box (i mod boxes_per_row) of row block (b + (i div boxes_per_row) x grid)
@@ -81,6 +82,8 @@ struct Geometry {
   bool spin = false;  // the ring's waits poll test_wait rather than try_wait
   bool trace = false;  // also print where CTA 0's stages spend their time (one more run)
   int producers = 1;   // warps issuing the loads in turn (the CTA has room for 11 with 384 threads)
+  int loads = kLoadsPerCta;  // each CTA's loads (stages walked)
+  int walked_row_bytes = 0;  // of each row, the bytes walked (0: the row stride's, at most 7168)
   int rows_of(int j) const { return j == 0 || other_rows == 0 ? box_rows : other_rows; }
   int stage_bytes() const {
     int b = 0;
@@ -92,7 +95,7 @@ struct Geometry {
 __global__ void __launch_bounds__(384, 1)
     walk(const __grid_constant__ Maps maps, int tensors, int box_rows, int other_rows, int box_row_bytes,
          int boxes_per_row, int blocks, int stagger, int stages, bool prefetch_maps, int b_share, int b_blocks,
-         int hold_cycles, bool across, bool spin, int producers, long long* trace) {
+         int hold_cycles, bool across, bool spin, int producers, int loads, long long* trace) {
   if (prefetch_maps && threadIdx.x == 0)
     for (int j = 0; j < tensors; ++j) tma_prefetch_map(&maps.map[j]);
   const int stage_bytes = (box_rows + (tensors - 1) * other_rows) * box_row_bytes;
@@ -131,7 +134,7 @@ __global__ void __launch_bounds__(384, 1)
   o.hold_cycles = hold_cycles;
   o.spin = spin;
   o.trace = trace;
-  overlap::gpu::stream_ring(kLoadsPerCta, stages, stage_bytes, issue, o);
+  overlap::gpu::stream_ring(loads, stages, stage_bytes, issue, o);
 }
 
 const char* swizzle_name(CUtensorMapSwizzle s) {
@@ -143,7 +146,7 @@ void launch_walk(const Geometry& g, const Maps& maps, int sms, int smem, int box
                  long long* trace) {
   walk<<<sms, g.threads, smem, s>>>(maps, g.tensors, g.box_rows, g.rows_of(1), g.box_row_bytes, boxes_per_row, blocks,
                                     g.staggered ? 7 : 0, g.stages, g.prefetch_maps, g.b_share, g.b_blocks,
-                                    g.hold_cycles, g.across, g.spin, g.producers, trace);
+                                    g.hold_cycles, g.across, g.spin, g.producers, g.loads, trace);
 }
 
 // One more run with CTA 0's ring traced: medians over its steady loads (the first 64 and last 16
@@ -186,12 +189,17 @@ void run(const Geometry& g, int sms, int repeats) {
                  g.producers, g.stages, 32 * (g.producers + 1), g.threads);
     std::exit(2);
   }
+  if (g.trace && g.loads != kLoadsPerCta) {
+    std::fprintf(stderr, "walk_geometry: the trace reads %d loads a CTA (this geometry walks %d)\n", kLoadsPerCta, g.loads);
+    std::exit(2);
+  }
   if (g.ctas > 0) sms = std::min(sms, g.ctas);
   // 1280 rows (10 blocks of 128) of every stride unless the geometry says: as many CTAs share
   // each block at every geometry.
   const int kRows = g.tensor_rows;
   const std::size_t tensor_bytes = std::size_t(kRows) * g.stride;
-  const int row_bytes = std::min(7168, g.stride);  // the walked width of a row (K = 7168 in fp8)
+  // The walked width of a row (K = 7168 in fp8 unless the geometry says).
+  const int row_bytes = g.walked_row_bytes > 0 ? g.walked_row_bytes : std::min(7168, g.stride);
   const int rows = kRows, blocks = kRows / g.box_rows;
   const int boxes_per_row = row_bytes / g.box_row_bytes;
   const int b_rows = g.b_share > 0 ? g.b_blocks * g.rows_of(1) : rows;
@@ -216,12 +224,12 @@ void run(const Geometry& g, int sms, int repeats) {
   OVERLAP_CUDA_CHECK(cudaGetLastError());
   OVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
   if (g.trace) trace_one(g, maps, sms, smem, boxes_per_row, blocks);
-  const double per_sm_bytes = double(kLoadsPerCta) * g.stage_bytes();
-  const double box_rows = double(kLoadsPerCta) * g.stage_bytes() / g.box_row_bytes;
-  std::printf("%d,%d,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.1f,%.3f,%.0f\n", g.tensors, g.stride, g.box_rows,
+  const double per_sm_bytes = double(g.loads) * g.stage_bytes();
+  const double box_rows = double(g.loads) * g.stage_bytes() / g.box_row_bytes;
+  std::printf("%d,%d,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.1f,%.3f,%.0f,%.2f\n", g.tensors, g.stride, g.box_rows,
               g.rows_of(1), g.box_row_bytes, swizzle_name(g.swizzle), int(g.staggered), g.stages, kRows, g.threads,
               int(g.prefetch_maps) + 2 * int(g.flush), sms, g.hold_cycles, int(g.across), int(g.spin), g.producers,
-              per_sm_bytes / (us * 1e3), box_rows / (us * 1e3), us * 1e3 / kLoadsPerCta);
+              g.loads, per_sm_bytes / (us * 1e3), box_rows / (us * 1e3), us * 1e3 / g.loads, us);
 }
 
 }  // namespace
@@ -387,10 +395,41 @@ int main(int argc, char** argv) {
                  (w.ctas / w.b_share) * 16};
       kernels.push_back(traced(scaled(produced_by(g, 4), w.ctas, hold ? wgmma_cycles : 0)));
     }
+  // The goal shapes' operand walks as their best kernels walk them, once and cold: each CTA
+  // one output tile's k-loop (K / 128 loads of its A, B1 and B2 boxes; every byte of the three
+  // tensors read from DRAM once, the L2 flushed first), timed as `overlap validate` times a call.
+  // Without a hold, the soonest any kernel with this launch and walk has its operands in shared
+  // memory; with each stage held for its k-block's wgmma, the walk paced by the MMAs. A kernel's
+  // call adds its last k-block's MMAs, the epilogue and C's store to either. The last walk reads
+  // 256 bytes of each row a box (two K atoms, as the two-atom kernel's stages hold), in 3 stages
+  // of the same bytes in flight: does a wider piece of each row read DRAM faster? Then bf16 at
+  // (256, 3072, 4096), 8192 bytes a row.
+  struct FloorWalk {
+    int k_bytes, n, b_rows, stages, row_bytes = 128;  // row_bytes: of a box's row (256: two K atoms, unswizzled)
+    int element_bytes = 1;                            // fp8; bf16 2
+  };
+  std::vector<Geometry> floor;
+  for (const FloorWalk& w : {FloorWalk{7168, 4096, 64, 6}, FloorWalk{4096, 3072, 48, 7}, FloorWalk{7168, 4096, 128, 4},
+                             FloorWalk{7168, 4096, 64, 3, 256}, FloorWalk{8192, 3072, 48, 7, 128, 2}})
+    for (int producers : {1, std::min(4, w.stages)})
+      for (bool hold : {false, true}) {
+        constexpr int m = 256, a_rows = 128;
+        Geometry g{3, w.k_bytes, a_rows, w.row_bytes, w.row_bytes == 128 ? sw128 : CU_TENSOR_MAP_SWIZZLE_NONE, false,
+                   w.stages, w.b_rows, m, 384, true, true, m / a_rows, w.n / w.b_rows};
+        g.ctas = (m / a_rows) * (w.n / w.b_rows);
+        g.walked_row_bytes = w.k_bytes;
+        g.loads = w.k_bytes / w.row_bytes;
+        g.producers = producers;
+        // The k-block's wgmma: two products of K = a box row's elements, at 8192 fp8 (4096 bf16)
+        // FLOPs an SM clock.
+        const int k = w.row_bytes / w.element_bytes, flops_per_clock = 8192 / w.element_bytes;
+        g.hold_cycles = hold ? 2 * a_rows * w.b_rows * k * 2 / flops_per_clock : 0;
+        floor.push_back(g);
+      }
   const std::map<std::string, const std::vector<Geometry>*> sets = {
       {"all", &geometries}, {"scaling", &scaling},     {"order", &order},   {"wait", &wait},
       {"trace", &trace},    {"producers", &producers}, {"spread", &spread}, {"consumer", &consumer},
-      {"footprint", &footprint}, {"loaded", &loaded}, {"kernels", &kernels}};
+      {"footprint", &footprint}, {"loaded", &loaded}, {"kernels", &kernels}, {"floor", &floor}};
   const auto chosen = sets.find(set);
   if (chosen == sets.end()) {
     std::string names;
@@ -399,9 +438,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int sms = overlap::gpu::current_sm_count();
-  std::printf("# tma_walk_geometry: one CTA an SM (%d SMs), %d loads each, L2-resident tensors\n", sms, kLoadsPerCta);
+  std::printf("# tma_walk_geometry: one CTA an SM (%d SMs), %d loads each unless a geometry says, L2-resident tensors\n",
+              sms, kLoadsPerCta);
   std::printf("tensors,row_stride_bytes,box_rows,other_box_rows,box_row_bytes,swizzle,staggered,stages,tensor_rows,"
-              "threads,prefetch_maps+2flush,ctas,hold_cycles,across,spin,producers,GBps_per_sm,box_rows_per_ns_per_sm,ns_per_stage\n");
+              "threads,prefetch_maps+2flush,ctas,hold_cycles,across,spin,producers,loads,GBps_per_sm,box_rows_per_ns_per_sm,"
+              "ns_per_stage,us_per_launch\n");
   for (const Geometry& g : *chosen->second) run(g, sms, repeats);
   return 0;
 }
