@@ -3,7 +3,7 @@ and the two hardware ceilings a floor is computed from (device-to-device copy ba
 large bf16 matmul's rate), measured in the same run as the kernels they judge.
 
     from bench_common import L2Flush, time_calls, copy_bandwidth, tensor_rate, rel_error
-    from bench_common import time_rows, clock_line   # rows compared at the same clocks
+    from bench_common import time_rows, clock_line, add_pad_argument   # rows compared at the same clocks
 """
 import ctypes
 import datetime
@@ -47,6 +47,21 @@ class L2Flush:
             self.words.sum()  # a reduction kernel: every byte read, nothing written but one word
 
 
+# The GPU spin before each timed call's start event (time_interleaved's pad_us). Each turn (flush,
+# spin, call) must keep the GPU busy longer than the host takes to enqueue it, so that the host
+# runs ahead and no call waits on the GPU for its own enqueue. With 20 us it did not always: on a
+# lent H100 (2026-11-28, `bench_dualgemm.py`), torch's fp8 path at fp8 (256,3072,4096), about
+# 65 us of enqueue (tools/device/enqueue_probe.py) for 28 us of GPU work, timed 39.4 us median
+# (min 27.9) in one run where others gave 30.3-31.7; with 200 us, 31.4 (min 28.6).
+DEFAULT_PAD_US = 200.0
+
+
+def add_pad_argument(parser):
+    parser.add_argument("--pad-us", type=float, default=DEFAULT_PAD_US,
+                        help="GPU spin before each timed call, so the host's enqueue stays outside the timed "
+                             "window (0: none)")
+
+
 def add_flush_argument(parser):
     parser.add_argument("--flush", choices=L2Flush.MODES, default="read",
                         help="how L2 is emptied before each timed call (bench_common.L2Flush)")
@@ -72,7 +87,8 @@ def time_calls(fn, n_sets, reps, warmup, flush):
 
 def time_interleaved(fns, n_sets, reps, warmup, flush, pad_us, block=5):
     """Per fn: (median ms of its warm calls, min, max, median ms of its first call in a block, median
-    microseconds its host side took to enqueue it). The fns take turns in blocks of `block` calls
+    microseconds the host spent in it: its enqueue, and, once the host has run ahead of the GPU, the
+    waits for room in the launch queue). The fns take turns in blocks of `block` calls
     (the first fn of each round rotates), the L2 flushed and CUDA events around each call, calls
     rotating over n_sets input sets.
     Why interleaved: timing the rows one after the other compared them at different clocks; under

@@ -30,7 +30,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import add_flush_argument, call_capi, clock_line, rel_error, start_report, time_calls, time_rows  # noqa: E402
+from bench_common import (add_flush_argument, add_pad_argument, call_capi, clock_line, rel_error, start_report,  # noqa: E402
+                          time_calls, time_rows)
 
 SHAPES = [(256, 4096, 7168), (512, 4096, 7168), (256, 3072, 4096), (512, 3072, 7168)]
 FORMATS = {"bf16": 0, "fp8": 1}
@@ -198,13 +199,13 @@ def main():
     p.add_argument("--formats", default="bf16,fp8")
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--pad-us", type=float, default=20.0)
+    add_pad_argument(p)
     add_flush_argument(p)
     args = p.parse_args()
     lib = OverlapLib(args.lib)
     variants = [v for v in args.variants.split(",") if v] or lib.variants()
     shapes = [tuple(int(x) for x in s.split(",")) for s in args.shapes.split(";") if s] or SHAPES
-    flush, bw, rate, report = start_report(args.flush)
+    flush, bw, rate, report = start_report(args.flush, pad_us=args.pad_us)
     rates = {"bf16": rate, "fp8": fp8_rate(flush)}
     report["fp8_tensor_TFLOPs"] = rates["fp8"] / 1e12
     print(f"# fp8 _scaled_mm {rates['fp8'] / 1e12:.0f} TFLOP/s", flush=True)

@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import (add_flush_argument, call_capi, clock_line, kernel_times, rel_error,  # noqa: E402
+from bench_common import (add_flush_argument, add_pad_argument, call_capi, clock_line, kernel_times, rel_error,  # noqa: E402
                           start_report, time_rows)
 
 SHAPES = [(8, 4096, 16, 128, 128), (4, 4096, 32, 64, 64)]
@@ -115,7 +115,7 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--pad-us", type=float, default=200)
+    add_pad_argument(ap)
     ap.add_argument("--shapes", default=None, help="B,T,H,K,V;... (default: issue 18's two)")
     ap.add_argument("--no-peers", action="store_true", help="skip chunk_gla (e.g. under ncu)")
     ap.add_argument("--profile", action="store_true", help="also print per-kernel times of one call of each row")

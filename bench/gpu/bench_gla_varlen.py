@@ -28,7 +28,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import call_capi, add_flush_argument, clock_line, kernel_times, rel_error, start_report, time_rows  # noqa: E402
+from bench_common import (add_flush_argument, add_pad_argument, call_capi, clock_line, kernel_times, rel_error,  # noqa: E402
+                          start_report, time_rows)
 from bench_gla_train import FORWARD_VARIANT, OverlapLib, backward_floor, import_chunk_gla, make_inputs  # noqa: E402
 
 HEADS = [(16, 128, 128), (32, 64, 64)]
@@ -96,7 +97,7 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--pad-us", type=float, default=200)
+    add_pad_argument(ap)
     ap.add_argument("--heads", default=None, help="H,K,V;... (default: 16,128,128;32,64,64)")
     ap.add_argument("--no-peers", action="store_true", help="skip fla's chunk_gla")
     ap.add_argument("--profile", action="store_true", help="also print per-kernel times of one call of each row")

@@ -30,7 +30,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import add_flush_argument, call_capi, clock_line, rel_error, start_report, time_calls, time_rows  # noqa: E402
+from bench_common import (add_flush_argument, add_pad_argument, call_capi, clock_line, rel_error, start_report,  # noqa: E402
+                          time_calls, time_rows)
 
 SHAPES = [(4, 2048, 256, 64), (16, 2048, 256, 64), (8, 4096, 1024, 1024)]
 VARIANTS = ["three_kernel", "semi_fused", "full_fused", "chunk_fused", "chunk_fused+pack"]
@@ -145,8 +146,7 @@ def main():
     ap.add_argument("--shapes", default=None, help="B,T,d,dv;... (default: the issue's three)")
     ap.add_argument("--slow-reps", type=int, default=5, help="reps for full_fused (tens of ms per call)")
     ap.add_argument("--no-peers", action="store_true", help="our kernels only (e.g. under a profiler)")
-    ap.add_argument("--pad-us", type=float, default=200.0,
-                    help="GPU spin before each timed call, hiding the host's enqueue time (0: none)")
+    add_pad_argument(ap)
     add_flush_argument(ap)
     args = ap.parse_args()
 

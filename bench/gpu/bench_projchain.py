@@ -40,7 +40,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import L2Flush, add_flush_argument, call_capi, clock_line, rel_error, start_report, time_rows  # noqa: E402
+from bench_common import (L2Flush, add_flush_argument, add_pad_argument, call_capi, clock_line, rel_error,  # noqa: E402
+                          start_report, time_rows)
 
 SHAPES = [(4, 512, 2048, 16, 128), (4, 1024, 2048, 16, 128), (4, 2048, 2048, 16, 128), (4, 4096, 2048, 16, 128),
           (8, 4096, 2048, 16, 128)]
@@ -286,8 +287,7 @@ def main():
                     help="also time epilogue_fused from this build of the C API library (output checked)")
     ap.add_argument("--diagnostic-lib", action="append", default=[], metavar="LABEL=PATH",
                     help="as --compare-lib, for builds wrong by design: timed, output not checked")
-    ap.add_argument("--pad-us", type=float, default=200.0,
-                    help="GPU spin before each timed call, hiding the host's enqueue time (0: none)")
+    add_pad_argument(ap)
     ap.add_argument("--profile", action="store_true",
                     help="no timing: one profiled call of epilogue_fused and of torch_wide_matmul per shape (for ncu)")
     add_flush_argument(ap)
