@@ -19,8 +19,9 @@
 // 132 SMs; `consumer` 2 and 4 producers with try_wait or polling waits; `footprint` 4 producers'
 // walks of 5.5 to 110 MB of tensors on every SM and on 8; `loaded` a GEMM's walk (A in L2, B
 // from DRAM) at ring depths 1 to 4 on every SM and on 8; `kernels` the dualgemm kernels' own walks
-// (their boxes, depth, CTAs and sharing, a k-block's wgmma time as the hold); `floor` the fp8 goal
-// shapes' whole walks, once and cold, as a call is timed (the soonest a kernel has its operands).
+// (their boxes, depth, CTAs and sharing, a k-block's wgmma time as the hold); `floor` the goal
+// shapes' whole walks (fp8, and bf16 at (256, 3072, 4096)), once and cold, as a call is timed (the
+// soonest a kernel with that walk has its operands).
 //
 // Every SM runs one CTA walking L2-resident tensors (1280 rows each, read by the warm-up runs):
 // load i of CTA b is box (i mod boxes_per_row) of row block (b + (i div boxes_per_row) x grid)
