@@ -10,7 +10,7 @@
 // (stride, box rows and bytes, depth, footprint, threads, sharing) were measured with the
 // dividing loop, which paced them all.
 //
-//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread|consumer|footprint|loaded|kernels|floor]
+//   tma_walk_geometry [repeats] [all|scaling|order|wait|trace|producers|spread|consumer|footprint|loaded|kernels|floor|surface]
 //
 // `scaling` runs only the geometries that vary the CTAs walking and the hold of each stage;
 // `order` those that walk one tensor across row blocks instead of along K; `wait` the ring's
@@ -21,7 +21,8 @@
 // from DRAM) at ring depths 1 to 4 on every SM and on 8; `kernels` the dualgemm kernels' own walks
 // (their boxes, depth, CTAs and sharing, a k-block's wgmma time as the hold); `floor` the goal
 // shapes' whole walks (fp8, and bf16 at (256, 3072, 4096)), once and cold, as a call is timed (the
-// soonest a kernel with that walk has its operands).
+// soonest a kernel with that walk has its operands); `surface` dualgemm-like walks' stage latency and
+// rate by the SMs walking (33 to 132) and the stages each has in flight (2 to 6).
 //
 // Every SM runs one CTA walking L2-resident tensors (1280 rows each, read by the warm-up runs):
 // load i of CTA b is box (i mod boxes_per_row) of row block (b + (i div boxes_per_row) x grid)
@@ -427,10 +428,25 @@ int main(int argc, char** argv) {
         g.hold_cycles = hold ? 2 * a_rows * w.b_rows * k * 2 / flops_per_clock : 0;
         floor.push_back(g);
       }
+  // A stage's latency and an SM's rate under load, by the SMs walking and the bytes each has in
+  // flight: dualgemm-like stages (A of 64 or 128 rows in L2, B1 and B2 fresh from DRAM, shared by
+  // the CTAs of a column tile as at M = 256), 2 to 6 stages in flight (released as they land,
+  // a producer warp a stage up to 4), on 33 to 132 SMs, traced. What the model's walk latency
+  // by depth would follow if it followed the L2 the SMs share.
+  std::vector<Geometry> surface;
+  for (const auto& [a_rows, b_rows] : {std::pair{64, 64}, std::pair{128, 64}, std::pair{128, 128}})
+    for (int stages : {2, 3, 4, 6})
+      for (int ctas : {33, 66, 99, 132}) {
+        Geometry g{3, 4096, a_rows, 128, sw128, false, stages, b_rows, 256, 384, true, true, 256 / a_rows,
+                   (132 / (256 / a_rows)) * 16};
+        if (stages * g.stage_bytes() > 200 * 1024) continue;
+        surface.push_back(traced(scaled(produced_by(g, std::min(stages, 4)), ctas, 0)));
+      }
   const std::map<std::string, const std::vector<Geometry>*> sets = {
       {"all", &geometries}, {"scaling", &scaling},     {"order", &order},   {"wait", &wait},
       {"trace", &trace},    {"producers", &producers}, {"spread", &spread}, {"consumer", &consumer},
-      {"footprint", &footprint}, {"loaded", &loaded}, {"kernels", &kernels}, {"floor", &floor}};
+      {"footprint", &footprint}, {"loaded", &loaded}, {"kernels", &kernels}, {"floor", &floor},
+      {"surface", &surface}};
   const auto chosen = sets.find(set);
   if (chosen == sets.end()) {
     std::string names;

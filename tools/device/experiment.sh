@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU call: build and run one of the experiments beside the calibration (cuda/calibrate/):
 #   bash tools/device/experiment.sh walk_geometry [REPEATS] [SET]  # the TMA operand walk by geometry; SET
-#       one of walk_geometry.cu's sets (all, scaling, order, wait, trace, producers, spread, consumer, footprint, loaded, kernels, floor)
+#       one of walk_geometry.cu's sets (all, scaling, order, wait, trace, producers, spread, consumer, footprint, loaded, kernels, floor, surface)
 #   bash tools/device/experiment.sh burst_drift [REPEATS]          # do SMs loading in bursts stay in step?
 #   bash tools/device/experiment.sh wgmma_shapes [REPEATS]         # the wgmma stream's rate by N and grouping
 #   bash tools/device/experiment.sh store_sizes [REPEATS]          # small output tiles' drain, fragment vs bulk
