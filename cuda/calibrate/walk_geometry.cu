@@ -418,15 +418,13 @@ int main(int argc, char** argv) {
         constexpr int m = 256, a_rows = 128;
         Geometry g{3, w.k_bytes, a_rows, w.row_bytes, w.row_bytes == 128 ? sw128 : CU_TENSOR_MAP_SWIZZLE_NONE, false,
                    w.stages, w.b_rows, m, 384, true, true, m / a_rows, w.n / w.b_rows};
-        g.ctas = (m / a_rows) * (w.n / w.b_rows);
         g.walked_row_bytes = w.k_bytes;
         g.loads = w.k_bytes / w.row_bytes;
-        g.producers = producers;
         // The k-block's wgmma: two products of K = a box row's elements, at 8192 fp8 (4096 bf16)
         // FLOPs an SM clock.
         const int k = w.row_bytes / w.element_bytes, flops_per_clock = 8192 / w.element_bytes;
-        g.hold_cycles = hold ? 2 * a_rows * w.b_rows * k * 2 / flops_per_clock : 0;
-        floor.push_back(g);
+        const int wgmma_cycles = 2 * a_rows * w.b_rows * k * 2 / flops_per_clock;
+        floor.push_back(scaled(produced_by(g, producers), (m / a_rows) * (w.n / w.b_rows), hold ? wgmma_cycles : 0));
       }
   // A stage's latency and an SM's rate under load, by the SMs walking and the bytes each has in
   // flight: dualgemm-like stages (A of 64 or 128 rows in L2, B1 and B2 fresh from DRAM, shared by
