@@ -114,8 +114,8 @@ const std::vector<ProfileField>& profile_fields() {
        "share of tma_walk_sm_GBps kept while wgmma streams shared-memory operands on the SM (0: not measured)",
        &P::tma_walk_beside_wgmma_fraction},
       {"tensor_beside_walk_fraction", "",
-       "share of the wgmma stream's rate kept while the SM's TMA walks operand tiles into shared memory (0: not "
-       "measured)",
+       "share of the wgmmas' rate kept while the SM's TMA walks the operand tiles they read into shared memory "
+       "(calibrate's fed k-loop; 0: not measured)",
        &P::tensor_beside_walk_fraction},
       {"tensor_clock_MHz", "MHz",
        "SM clock while every SM streams wgmma, each launch after an L2 flush (0: not measured, clock_MHz)",

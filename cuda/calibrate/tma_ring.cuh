@@ -56,7 +56,26 @@ struct RingOptions {
   int hold_cycles = 0;
   bool spin = false;  // poll test_wait rather than try_wait (which may suspend the thread)
   long long* trace = nullptr;
+  // Arrivals that free a stage, and whether stream_ring's own consumer thread makes them. A
+  // caller whose threads consume the ring themselves (the threads before `producer`) passes
+  // false and waits and releases through ring_view's barriers after stream_ring's setup.
+  int consumer_arrivals = 1;
+  bool own_consumer = true;
 };
+
+// A ring's stages and its barriers (full: a stage landed; empty: a stage released) in the
+// dynamic shared memory that stream_ring lays them out in.
+struct RingView {
+  unsigned char* ring;
+  std::uint64_t* full;
+  std::uint64_t* empty;
+};
+__device__ inline RingView ring_view(int stages, int bytes) {
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* ring = overlap::cuda::sm90::aligned_smem(smem_raw);
+  auto* full = reinterpret_cast<std::uint64_t*>(ring + stages * bytes);  // 1 KiB multiples: aligned
+  return {ring, full, full + kMaxRingStages};
+}
 
 // Load i goes to stage i mod stages; `issue(i, dst, bar)` starts its copies, and is called with
 // dst = nullptr on the other producers (to advance any cursor it keeps) so that each producer
@@ -65,15 +84,15 @@ struct RingOptions {
 template <class Issue>
 __device__ void stream_ring(int loads, int stages, int bytes, Issue issue, const RingOptions& o = {}) {
   using namespace overlap::cuda::sm90;
-  extern __shared__ unsigned char smem_raw[];
-  unsigned char* ring = aligned_smem(smem_raw);
-  auto* full = reinterpret_cast<std::uint64_t*>(ring + stages * bytes);  // 1 KiB multiples: aligned
-  std::uint64_t* empty = full + kMaxRingStages;
+  const RingView v = ring_view(stages, bytes);
+  unsigned char* ring = v.ring;
+  std::uint64_t* full = v.full;
+  std::uint64_t* empty = v.empty;
   const int t = int(threadIdx.x) - o.producer;
   if (t == 0) {
     for (int s = 0; s < stages; ++s) {
       mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 1);
+      mbar_init(&empty[s], o.consumer_arrivals);
     }
     mbar_init_fence();
   }
@@ -112,7 +131,7 @@ __device__ void stream_ring(int loads, int stages, int bytes, Issue issue, const
         phase ^= 1;
       }
     }
-  } else if (t == 32 * o.producers) {
+  } else if (o.own_consumer && t == 32 * o.producers) {
     int s = 0;
     unsigned phase = 0;
     for (int i = 0; i < loads; ++i) {

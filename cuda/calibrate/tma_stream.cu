@@ -123,13 +123,17 @@ __device__ __forceinline__ void wgmma_unpacked(float (&d)[R], std::uint64_t a, s
                                                std::index_sequence<I...>) {
   Atom::fma(a, b, d[I]..., cute::SM90::GMMA::ScaleOut::One);
 }
-template <int N>
+// wgmma m64nNk16 in bf16 or (Fp8, N = 256 only) m64n256k32 in e4m3: 32 bytes of each K-major
+// row either way.
+template <int N, bool Fp8 = false>
 __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], std::uint64_t a, std::uint64_t b) {
   namespace G = cute::SM90::GMMA;
-  using Atom = std::conditional_t<
+  static_assert(!Fp8 || N == 256, "the fp8 atom is the dualgemm kernels' m64n256k32");
+  using Bf16 = std::conditional_t<
       N == 64, G::MMA_64x64x16_F32BF16BF16_SS<G::Major::K, G::Major::K>,
       std::conditional_t<N == 128, G::MMA_64x128x16_F32BF16BF16_SS<G::Major::K, G::Major::K>,
                          G::MMA_64x256x16_F32BF16BF16_SS<G::Major::K, G::Major::K>>>;
+  using Atom = std::conditional_t<Fp8, G::MMA_64x256x32_F32E4M3E4M3_SS_TN<>, Bf16>;
   wgmma_unpacked<Atom>(d, a, b, std::make_index_sequence<N / 2>{});
 }
 
@@ -184,6 +188,68 @@ __global__ void __launch_bounds__(kBesideThreads, 1)
   }
 }
 
+// The walk feeding the wgmmas that read it, as a tensor-bound 128x128 dual-GEMM k-loop is fed:
+// each stage (a box of A, B1 and B2, side by side as one N = 256 operand: a k-block) is waited
+// for by two warpgroups, each issuing 4 wgmma m64n256 along the stage's 128-byte rows (its 64
+// rows of A), committed as a group with one group left in flight, the stage released when its
+// group completes: the dualgemm kernels' consumer loop. The stream above reads a tile of its
+// own beside a walk it does not wait for; here the wgmmas read what the TMA has just written.
+// With `walk` false the same k-loop runs on a ring that is never loaded (the wgmmas alone).
+// Warpgroup 0's first thread times the k-blocks after the first kFedWarmup (clock64) into
+// cycles[blockIdx.x].
+constexpr int kFedStages = 4;  // the 128x128 kernels' ring
+constexpr int kFedWarmup = 16;
+constexpr int kFedStageBytes = kWalkMaxMaps * kWalkBoxBytes;
+constexpr int kFedThreads = 256 + 32 * walk_producers(kFedStages);
+constexpr int kFedSmemBytes = ring_smem_bytes(kFedStages * kFedStageBytes);
+
+template <bool Fp8>
+__global__ void __launch_bounds__(kFedThreads, 1)
+    tma_walk_feeding_wgmma(const __grid_constant__ WalkMaps maps, int blocks, int total_blocks, bool walk,
+                           float* sink, long long* cycles) {
+  const int loads = blocks * kWalkBoxesPerRow;
+  const RingView v = ring_view(kFedStages, kFedStageBytes);
+  // Operands that are neither zeros nor NaN (in bf16 or e4m3) where no walk writes them.
+  auto* words = reinterpret_cast<std::uint32_t*>(v.ring);
+  for (int i = threadIdx.x; i < kFedStages * kFedStageBytes / 4; i += blockDim.x)
+    words[i] = 0x3c383c38u ^ ((i * 2654435761u) & 0x03030303u);
+  fence_proxy_async();
+  WalkIssuer issue(maps, kWalkMaxMaps, loads, total_blocks, 0);
+  RingOptions o;
+  o.producer = 256;
+  o.producers = walk_producers(kFedStages);
+  o.consumer_arrivals = 2;  // one a warpgroup
+  o.own_consumer = false;
+  stream_ring(walk ? loads : 0, kFedStages, kFedStageBytes, issue, o);
+  if (threadIdx.x >= 256) return;
+  const int wg = threadIdx.x / 128;
+  float d[128];
+#pragma unroll
+  for (int j = 0; j < 128; ++j) d[j] = 0.f;
+  long long t0 = 0;
+  for (int i = 0; i < loads; ++i) {
+    const int s = i % kFedStages;
+    if (i == kFedWarmup) t0 = clock64();
+    if (walk) mbar_wait(&v.full[s], (i / kFedStages) & 1);
+    const unsigned char* st = v.ring + s * kFedStageBytes;
+    const std::uint64_t da = sw128_desc(st + wg * 64 * kRowBytes), db = sw128_desc(st + kWalkBoxBytes);
+    wgmma_fence();
+#pragma unroll
+    for (int u = 0; u < 4; ++u) wgmma_ss<256, Fp8>(d, da + 2 * u, db + 2 * u);
+    wgmma_commit();
+    wgmma_wait<1>();
+    fence_regs(d);
+    if (walk && i > 0 && threadIdx.x % 128 == 0) mbar_arrive(&v.empty[(i - 1) % kFedStages]);
+  }
+  wgmma_wait<0>();
+  fence_regs(d);
+  if (threadIdx.x == 0) cycles[blockIdx.x] = clock64() - t0;
+  float acc = 0.f;
+#pragma unroll
+  for (int j = 0; j < 128; ++j) acc += d[j];
+  sink[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+
 struct StreamResult {
   int stages;
   double us, GBps, ns_per_box;  // kernel time; bytes delivered per second; time per box per CTA
@@ -236,6 +302,10 @@ class WalkTensors {
                                             kBesideSmemBytes));
     OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk_beside_wgmma<256>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             kBesideSmemBytes));
+    OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk_feeding_wgmma<false>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, kFedSmemBytes));
+    OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk_feeding_wgmma<true>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, kFedSmemBytes));
   }
 
   // Bytes delivered per second (GB/s) with `sms` CTAs, each walking `blocks` blocks of `nmaps`
@@ -287,6 +357,24 @@ class WalkTensors {
     }
     return {median_of(walk), median_of(walk_cycles), mma.empty() ? 0.0 : median_of(mma)};
   }
+  // SM clocks a k-block of the fed k-loop (tma_walk_feeding_wgmma) on `sms` CTAs walking `blocks`
+  // blocks (or, with `walk` false, the same wgmmas alone): medians over CTAs, then runs.
+  double fed_kblock_cycles(int sms, int blocks, bool fp8, bool walk, int repeats) const {
+    DeviceBuffer sink(std::size_t(sms) * 256 * sizeof(float)), cycles(std::size_t(sms) * sizeof(long long));
+    const int timed = blocks * kWalkBoxesPerRow - kFedWarmup;
+    std::vector<double> per_kblock;
+    for (int r = 0; r < repeats + 1; ++r) {
+      const auto kernel = fp8 ? tma_walk_feeding_wgmma<true> : tma_walk_feeding_wgmma<false>;
+      kernel<<<sms, kFedThreads, kFedSmemBytes>>>(maps_, blocks, total_blocks_, walk, sink.as<float>(),
+                                                  cycles.as<long long>());
+      OVERLAP_CUDA_CHECK(cudaGetLastError());
+      if (r == 0) continue;
+      std::vector<long long> c(sms);
+      OVERLAP_CUDA_CHECK(cudaMemcpy(c.data(), cycles.get(), c.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+      per_kblock.push_back(median_of(std::vector<double>(c.begin(), c.end())) / timed);
+    }
+    return median_of(per_kblock);
+  }
   static int batches_to_outlast(int blocks, int n) { return n == 0 ? 0 : 64 * blocks * kWalkMaxMaps * 64 / n; }
 
  private:
@@ -327,8 +415,9 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
   const auto hbm = sweep(std::size_t(2) << 30, true, repeats, sms);   // 8 MiB per CTA, disjoint: misses
   // The operand walk from HBM, three tensors (best over ring depths), and from L2: one tensor's
   // loads alone, then two and three tensors' together, per SM.
-  std::string hbm_curve, l2_curve, few_curve, beside_curve, pf_curve, paced_curve;
-  double walk_best = 0, sm_rate = 0, multi_rate = 0, stage_ns[kWalkMaxStages] = {}, alone_clk = 0, beside_clk = 0, mma_beside = 0, pf_rate = 0,
+  std::string hbm_curve, l2_curve, few_curve, beside_curve, pf_curve, paced_curve, fed_curve;
+  double fed_share = 1.0;
+  double walk_best = 0, sm_rate = 0, multi_rate = 0, stage_ns[kWalkMaxStages] = {}, alone_clk = 0, beside_clk = 0, pf_rate = 0,
          hbm_prefetched = 0;
   {
     const WalkTensors from_hbm(sms);
@@ -411,19 +500,16 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
       return Share{with.walk_bytes_per_clk, 1 - (with.mma_cycles - without.mma_cycles) / with.walk_cycles,
                    batches * 16.0 * 2 * 64 * n * 16 * 2 / without.mma_cycles};
     };
-    std::vector<double> beside, mma_shares;
+    std::vector<double> beside;
     for (int n : {64, 128, 256}) {
       const Share sh = share_beside(n, 0, false);
       beside.push_back(sh.walk_bytes_per_clk);
-      mma_shares.push_back(sh.mma_share);
       beside_curve += fmt::format("{}N = {}: {:.1f} (the wgmmas meanwhile at {:.2f} of their {:.0f} FLOPs a clock alone)",
                                   beside_curve.empty() ? "" : ", ", n, sh.walk_bytes_per_clk, sh.mma_share,
                                   sh.flops_per_clk);
     }
     std::sort(beside.begin(), beside.end());
     beside_clk = beside[1];  // the median of the three shapes
-    std::sort(mma_shares.begin(), mma_shares.end());
-    mma_beside = std::clamp(mma_shares[1], 0.0, 1.0);  // a share: noise may put it past 1
     // The same with the walk paced as a tensor-bound k-loop paces it: each stage (a box of A, B1
     // and B2, a 128x128 tile's k-block) held for that k-block's wgmma time, 1024 SM clocks, so
     // one stage lands per k-block (48 B a clock) rather than as fast as the walk goes.
@@ -435,6 +521,16 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
         paced_curve += fmt::format("{}N = {}{}: {:.2f} (the walk at {:.1f} B a clock)", paced_curve.empty() ? "" : ", ",
                                    n, kblock_groups ? " in k-block groups" : "", sh.mma_share, sh.walk_bytes_per_clk);
       }
+    // The walk feeding the wgmmas that read it (the kernels' k-loop): the share is the k-block's
+    // clocks alone over its clocks fed, the lower of the two formats.
+    fed_share = 1.0;
+    for (bool fp8 : {false, true}) {
+      const double alone = from_l2.fed_kblock_cycles(sms, 8, fp8, false, repeats);
+      const double fed = from_l2.fed_kblock_cycles(sms, 8, fp8, true, repeats);
+      fed_share = std::min(fed_share, alone / fed);
+      fed_curve += fmt::format("{}{}: {:.0f} SM clocks a k-block fed, {:.0f} alone ({:.3f})", fed_curve.empty() ? "" : ", ",
+                               fp8 ? "fp8 (m64n256k32)" : "bf16 (m64n256k16)", fed, alone, alone / fed);
+    }
   }
   const auto few_how = [&](const char* in_flight) {
     return fmt::format(", three tensors from HBM (L2 flushed), 8 CTAs walking 8 blocks each; {} ({} KiB each) in "
@@ -491,14 +587,16 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
                           "memory): the median over N of the walk's bytes per SM clock (clock64, median over CTAs; {}) "
                           "against {:.1f} without the wgmmas",
                           kBesideStages, beside_curve, alone_clk)},
-          {"tensor_beside_walk_fraction", mma_beside,
+          {"tensor_beside_walk_fraction", fed_share,
            walk_how + fmt::format(
-                          ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks' worth of three tensors, {} stages, "
-                          "while two warpgroups of the same CTA stream wgmma m64nNk16 (bf16, A and B in shared "
-                          "memory): the median over N of the wgmmas' share of their rate alone while the walk runs "
-                          "(their extra cycles over the walk's; {}); with each stage held {} SM clocks before its "
-                          "release, as a tensor-bound 128x128 k-loop paces its walk: {}",
-                          kBesideStages, beside_curve, kTensorBoundHold, paced_curve)}};
+                          ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks' worth of three tensors "
+                          "through {} stages that feed two warpgroups' wgmmas as a tensor-bound 128x128 dual-GEMM "
+                          "k-loop is fed (each stage, a k-block, waited for, read by 4 wgmma m64n256 a warpgroup, "
+                          "released when its group completes, one group in flight): the k-block's SM clocks with "
+                          "no walk over its clocks fed, the lower of the two formats; {}. Beside a wgmma stream "
+                          "that reads a tile of its own ({} stages, m64nNk16 bf16), the stream's share of its rate "
+                          "alone: {}; with each stage held {} SM clocks before its release: {}",
+                          kFedStages, fed_curve, kBesideStages, beside_curve, kTensorBoundHold, paced_curve)}};
 }
 
 }  // namespace overlap::gpu
