@@ -236,6 +236,7 @@ void register_validate_commands(CLI::App& app) {
   auto merge_inputs = std::make_shared<std::vector<std::string>>();
   auto merge_out = std::make_shared<std::string>();
   auto repredict = std::make_shared<bool>(false);
+  auto median = std::make_shared<bool>(false);
   auto* m = app.add_subcommand("merge-reports", "Combine the report.json of several validate runs on one GPU into one report");
   m->add_option("reports", *merge_inputs, "report.json files; a later file's row replaces an earlier one's")
       ->required()
@@ -243,7 +244,10 @@ void register_validate_commands(CLI::App& app) {
   m->add_option("--out,-o", *merge_out, "report directory to write")->required();
   m->add_flag("--repredict", *repredict,
               "predict every row again with this build's model (same profile; the measurements stay)");
-  m->callback([merge_inputs, merge_out, repredict] {
+  m->add_flag("--median", *median,
+              "a row measured in several reports (repeated runs, on one machine or several) takes the median of "
+              "their times, instead of the last");
+  m->callback([merge_inputs, merge_out, repredict, median] {
     std::vector<ValidationReport> reports;
     for (const auto& path : *merge_inputs) {
       std::ifstream in(path);
@@ -259,7 +263,7 @@ void register_validate_commands(CLI::App& app) {
         throw Error(fmt::format("merge-reports: {}: {}", path, e.what()));
       }
     }
-    ValidationReport report = merge_reports(reports);
+    ValidationReport report = merge_reports(reports, *median);
     if (*repredict) {
       const sim::HardwareProfile hw = sim::load_profile(report.profile);
       for (ValidationRow& row : report.rows) predict_row(hw, sim::parse_shape(row.workload, row.shape), row);

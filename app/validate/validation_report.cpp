@@ -225,11 +225,34 @@ ValidationReport report_from_json(const nlohmann::json& j) {
   return r;
 }
 
-ValidationReport merge_reports(const std::vector<ValidationReport>& reports) {
+namespace {
+
+// One row for several runs of the same workload, variant and shape (merge_reports' median).
+ValidationRow median_row(const std::vector<ValidationRow>& runs) {
+  ValidationRow out = runs.back();
+  std::vector<double> times;
+  out.timed_runs = 0;
+  for (const auto& r : runs) {
+    out.passed = out.passed && r.passed;
+    if (!r.passed && out.failure.empty()) out.failure = r.failure;
+    out.worst_rel_error = std::max(out.worst_rel_error, r.worst_rel_error);
+    out.timed_runs += r.timed_runs;
+    if (r.measured_us > 0) times.push_back(r.measured_us);
+  }
+  std::sort(times.begin(), times.end());
+  const std::size_t n = times.size();
+  out.measured_us = n == 0 ? 0 : n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  return out;
+}
+
+}  // namespace
+
+ValidationReport merge_reports(const std::vector<ValidationReport>& reports, bool median) {
   OVERLAP_REQUIRE(!reports.empty(), "merge_reports: no reports to merge");
   ValidationReport out;
   out.gpu = reports.front().gpu;
   out.profile = reports.front().profile;
+  std::vector<std::vector<ValidationRow>> runs;  // of out.rows[i]
   for (const auto& r : reports) {
     OVERLAP_REQUIRE(r.gpu == out.gpu, "merge_reports: the reports are of different GPUs ({} and {})", out.gpu, r.gpu);
     OVERLAP_REQUIRE(r.profile == out.profile, "merge_reports: the reports were predicted with different profiles ({} and {})",
@@ -240,8 +263,15 @@ ValidationReport merge_reports(const std::vector<ValidationReport>& reports) {
       const auto same = std::find_if(out.rows.begin(), out.rows.end(), [&](const ValidationRow& o) {
         return o.workload == row.workload && o.variant == row.variant && o.shape == row.shape;
       });
-      if (same != out.rows.end()) *same = row;
-      else out.rows.push_back(row);
+      if (same == out.rows.end()) {
+        out.rows.push_back(row);
+        runs.push_back({row});
+        continue;
+      }
+      auto& seen = runs[std::size_t(same - out.rows.begin())];
+      if (median) seen.push_back(row);
+      else seen = {row};
+      *same = median_row(seen);
     }
   }
   score(out);

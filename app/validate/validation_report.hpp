@@ -77,9 +77,12 @@ ValidationReport report_from_json(const nlohmann::json& j);
 
 // Reports of runs on one GPU with one profile (one per workload, say, each within a time limit)
 // as one: a later report's row replaces an earlier row of the same workload, variant and shape;
-// the newest date is kept, the commands joined. Throws overlap::Error when the GPUs or profiles
-// differ, naming both.
-ValidationReport merge_reports(const std::vector<ValidationReport>& reports);
+// or, with `median`, the rows of one workload, variant and shape measured in several reports
+// (repeated runs, on one machine or several of one GPU model) become one: the median of their
+// measured times (of the middle two where they are even in number), passed only if every run
+// passed, the worst of their errors, their timed runs summed. The newest date is kept, the
+// commands joined. Throws overlap::Error when the GPUs or profiles differ, naming both.
+ValidationReport merge_reports(const std::vector<ValidationReport>& reports, bool median = false);
 
 std::string render_markdown(const ValidationReport& report);
 nlohmann::json report_to_json(const ValidationReport& report);

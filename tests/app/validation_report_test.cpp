@@ -207,5 +207,28 @@ TEST(ValidationReport, MergingKeepsEveryWorkloadAndLetsALaterRunReplaceARow) {
   }
 }
 
+TEST(ValidationReport, MergingByMedianTakesTheMiddleRunOfARowMeasuredSeveralTimes) {
+  const auto run = [](double seq_us, double pip_us, bool pip_passed) {
+    ValidationRow pip = row("pipelined_fused", "S1", pip_us, 110);
+    pip.passed = pip_passed;
+    if (!pip_passed) pip.failure = "o off by 0.5";
+    return report_of({row("sequential_fused", "S1", seq_us, 180), pip}, "2026-11-25", "overlap validate");
+  };
+  const ValidationReport three = merge_reports({run(200, 100, true), run(260, 90, true), run(230, 95, true)}, true);
+  ASSERT_EQ(three.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(three.rows[0].measured_us, 230);
+  EXPECT_DOUBLE_EQ(three.rows[1].measured_us, 95);
+  EXPECT_EQ(three.rows[1].timed_runs, 3 * row("x", "S", 1, 1).timed_runs);
+  ASSERT_EQ(three.pairs.size(), 1u);
+  EXPECT_DOUBLE_EQ(three.pairs[0].measured, 230.0 / 95.0);
+  // Two runs: the mean of the two; a run that failed its check fails the row.
+  const ValidationReport two = merge_reports({run(200, 100, true), run(260, 90, false)}, true);
+  EXPECT_DOUBLE_EQ(two.rows[0].measured_us, 230);
+  EXPECT_FALSE(two.rows[1].passed);
+  EXPECT_EQ(two.rows[1].failure, "o off by 0.5");
+  // Without the median the last run's row stands.
+  EXPECT_DOUBLE_EQ(merge_reports({run(200, 100, true), run(260, 90, true)}).rows[0].measured_us, 260);
+}
+
 }  // namespace
 }  // namespace overlap::app
