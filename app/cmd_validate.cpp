@@ -264,6 +264,7 @@ void register_validate_commands(CLI::App& app) {
       }
     }
     ValidationReport report = merge_reports(reports, *median);
+    if (*median) report.command += "; rows measured in several runs merged by their median (overlap merge-reports --median)";
     if (*repredict) {
       const sim::HardwareProfile hw = sim::load_profile(report.profile);
       for (ValidationRow& row : report.rows) predict_row(hw, sim::parse_shape(row.workload, row.shape), row);
