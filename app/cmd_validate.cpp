@@ -246,7 +246,7 @@ void register_validate_commands(CLI::App& app) {
               "predict every row again with this build's model (same profile; the measurements stay)");
   m->add_flag("--median", *median,
               "a row measured in several reports (repeated runs, on one machine or several) takes the median of "
-              "their times, instead of the last");
+              "their times, instead of the last (a pair's speedup: the ratio of its rows' medians)");
   m->callback([merge_inputs, merge_out, repredict, median] {
     std::vector<ValidationReport> reports;
     for (const auto& path : *merge_inputs) {

@@ -80,7 +80,8 @@ ValidationReport report_from_json(const nlohmann::json& j);
 // or, with `median`, the rows of one workload, variant and shape measured in several reports
 // (repeated runs, on one machine or several of one GPU model) become one: the median of their
 // measured times (of the middle two where they are even in number), passed only if every run
-// passed, the worst of their errors, their timed runs summed. The newest date is kept, the
+// passed, the worst of their errors, their timed runs summed; a pair's speedup is then the ratio
+// of its two rows' medians, which may come from different runs. The newest date is kept, the
 // commands joined. Throws overlap::Error when the GPUs or profiles differ, naming both.
 ValidationReport merge_reports(const std::vector<ValidationReport>& reports, bool median = false);
 

@@ -361,7 +361,9 @@ class WalkTensors {
   // blocks (or, with `walk` false, the same wgmmas alone): medians over CTAs, then runs.
   double fed_kblock_cycles(int sms, int blocks, bool fp8, bool walk, int repeats) const {
     DeviceBuffer sink(std::size_t(sms) * 256 * sizeof(float)), cycles(std::size_t(sms) * sizeof(long long));
-    const int timed = blocks * kWalkBoxesPerRow - kFedWarmup;
+    // At the first timed k-block's start the group before it may still run (one is left in
+    // flight): the window holds its end too.
+    const int timed = blocks * kWalkBoxesPerRow - kFedWarmup + 1;
     std::vector<double> per_kblock;
     for (int r = 0; r < repeats + 1; ++r) {
       const auto kernel = fp8 ? tma_walk_feeding_wgmma<true> : tma_walk_feeding_wgmma<false>;
@@ -588,15 +590,18 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
                           "against {:.1f} without the wgmmas",
                           kBesideStages, beside_curve, alone_clk)},
           {"tensor_beside_walk_fraction", fed_share,
-           walk_how + fmt::format(
-                          ", L2-resident tensors of 4 blocks, every CTA walking 8 blocks' worth of three tensors "
-                          "through {} stages that feed two warpgroups' wgmmas as a tensor-bound 128x128 dual-GEMM "
-                          "k-loop is fed (each stage, a k-block, waited for, read by 4 wgmma m64n256 a warpgroup, "
-                          "released when its group completes, one group in flight): the k-block's SM clocks with "
-                          "no walk over its clocks fed, the lower of the two formats; {}. Beside a wgmma stream "
-                          "that reads a tile of its own ({} stages, m64nNk16 bf16), the stream's share of its rate "
-                          "alone: {}; with each stage held {} SM clocks before its release: {}",
-                          kFedStages, fed_curve, kBesideStages, beside_curve, kTensorBoundHold, paced_curve)}};
+           fmt::format(
+               "measured by overlap calibrate (cuda/calibrate/tma_stream.cu, tma_walk_feeding_wgmma): {} CTAs, one "
+               "per SM, each walking 8 blocks' worth of three L2-resident 4-block tensors (128 x 128-byte boxes of A, "
+               "B1 and B2 a stage, a producer warp a stage) through {} stages that feed two warpgroups' wgmmas as a "
+               "tensor-bound 128x128 dual-GEMM k-loop is fed: each stage, a k-block, waited for, read by 4 wgmma "
+               "m64n256 a warpgroup (B1 and B2 as one operand), released when its group completes, one group in "
+               "flight; the k-block's SM clocks with no walk over its clocks fed, the lower of the two formats, "
+               "median of {} runs: {}. Measured for that loop (N = 256, a stage a 128x128 k-block); the model "
+               "applies it to every tensor step beside a walk. Beside a wgmma stream that reads a tile of its own "
+               "and never waits for the walk ({} stages, m64nNk16 bf16), the stream's share of its rate alone: {}; "
+               "with each stage held {} SM clocks before its release: {}",
+               sms, kFedStages, repeats, fed_curve, kBesideStages, beside_curve, kTensorBoundHold, paced_curve)}};
 }
 
 }  // namespace overlap::gpu

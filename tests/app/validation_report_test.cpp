@@ -226,6 +226,17 @@ TEST(ValidationReport, MergingByMedianTakesTheMiddleRunOfARowMeasuredSeveralTime
   EXPECT_DOUBLE_EQ(two.rows[0].measured_us, 230);
   EXPECT_FALSE(two.rows[1].passed);
   EXPECT_EQ(two.rows[1].failure, "o off by 0.5");
+  // A failure in an earlier run fails the row too, with its message.
+  const ValidationReport failed_first = merge_reports({run(200, 100, false), run(260, 90, true)}, true);
+  EXPECT_FALSE(failed_first.rows[1].passed);
+  EXPECT_EQ(failed_first.rows[1].failure, "o off by 0.5");
+  // A row in only some runs takes the times it has; a run without a time is left out.
+  ValidationReport partial = run(240, 80, true);
+  partial.rows.pop_back();
+  partial.rows[0].measured_us = 0;
+  const ValidationReport uneven = merge_reports({run(200, 100, true), partial, run(260, 90, true)}, true);
+  EXPECT_DOUBLE_EQ(uneven.rows[0].measured_us, 230);  // 200 and 260; the 0 left out
+  EXPECT_DOUBLE_EQ(uneven.rows[1].measured_us, 95);   // 100 and 90
   // Without the median the last run's row stands.
   EXPECT_DOUBLE_EQ(merge_reports({run(200, 100, true), run(260, 90, true)}).rows[0].measured_us, 260);
 }
