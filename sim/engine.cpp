@@ -34,6 +34,7 @@ struct Rates {
   double walk_sm_ns_per_byte;
   double walk_beside_wgmma;  // share of walk_sm kept while the tensor unit streams wgmma
   double tensor_beside_walk;  // share of the tensor unit's rate kept while a walk load crosses the port
+  double tensor_beside_walk_wide;  // the same for wgmmas of N >= 256
   double walk_prefetch_ns_per_byte;  // an L2 prefetch of a walk box on the SM's TMA (0: free)
   // A walk load's latency when it misses L2, by the stages in flight on the SM (1, 2, 3 or
   // more; linear between): calibrate's walk from HBM at that many stages in flight, issue to
@@ -72,6 +73,8 @@ struct Rates {
         ctas_on_sm > 1 && hw.tma_walk_sm_multi_GBps > 0 ? 1.0 / hw.tma_walk_sm_multi_GBps : walk_sm_one;
     walk_beside_wgmma = hw.tma_walk_beside_wgmma_fraction > 0 ? hw.tma_walk_beside_wgmma_fraction : 1.0;
     tensor_beside_walk = hw.tensor_beside_walk_fraction > 0 ? std::min(1.0, hw.tensor_beside_walk_fraction) : 1.0;
+    tensor_beside_walk_wide =
+        hw.tensor_beside_walk_wide_fraction > 0 ? std::min(1.0, hw.tensor_beside_walk_wide_fraction) : tensor_beside_walk;
     walk_prefetch_ns_per_byte = hw.tma_walk_prefetch_GBps > 0 ? 1.0 / hw.tma_walk_prefetch_GBps : 0;
     const double measured[3] = {hw.tma_hbm_walk_latency_ns, hw.tma_hbm_walk_latency_2_ns, hw.tma_hbm_walk_latency_3_ns};
     for (int d = 0; d < 3; ++d)
@@ -472,7 +475,14 @@ class SmSimulation {
       for (std::size_t i = 0; i < ops_.size(); ++i)
         if (int(ops_[i].unit) == u) scratch_.push_back(i);
       std::sort(scratch_.begin(), scratch_.end(), [&](std::size_t a, std::size_t b) { return ops_[a].cap < ops_[b].cap; });
-      double left = u == int(Unit::Tensor) ? 1.0 - (1.0 - rates_.tensor_beside_walk) * walk_share : 1.0;
+      double left = 1.0;
+      if (u == int(Unit::Tensor)) {
+        // Wide wgmmas (N >= 256) keep the share measured for them; any narrower or unknown one
+        // running sets the general share.
+        const bool wide = std::all_of(scratch_.begin(), scratch_.end(),
+                                      [&](std::size_t i) { return ops_[i].step && ops_[i].step->mma_n >= 256; });
+        left = 1.0 - (1.0 - (wide ? rates_.tensor_beside_walk_wide : rates_.tensor_beside_walk)) * walk_share;
+      }
       std::size_t n = scratch_.size();
       for (std::size_t i : scratch_) {
         const double r = std::min(ops_[i].cap, left / double(n));

@@ -119,7 +119,9 @@ KernelSpec gemm_kernel(const HardwareProfile& hw, const GemmSpec& g) {
   }
   if (g.eager_release && g.warp_specialized && g.stages > 1)
     loop.compute.push_back(delay(hw.cta_barrier_cycles() * hw.cycle_ns(), "is the stage in? (named barrier)"));
-  loop.compute.push_back(mma(2.0 * g.tile_m * g.tile_n * g.tile_k * g.b_operands, g.precision, path, "mma"));
+  Step mma_step = mma(2.0 * g.tile_m * g.tile_n * g.tile_k * g.b_operands, g.precision, path, "mma");
+  mma_step.mma_n = g.mma_n;
+  loop.compute.push_back(mma_step);
   if (g.kblock_extra_ns > 0) loop.compute.push_back(delay(g.kblock_extra_ns, "ring index by division"));
   const double elements = double(g.tile_m) * g.tile_n;
   const auto per_output_tile = [&](Step s) {

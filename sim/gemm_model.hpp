@@ -41,6 +41,7 @@ struct GemmSpec {
   // The consumers' own time a k-block beyond the tensor unit's (e.g. ring bookkeeping between
   // one wgmma wait and the next wgmma), on their path after the MMA.
   double kblock_extra_ns = 0;
+  int mma_n = 0;  // the N of the consumers' wgmma instructions (0: not known)
   // An epilogue warpgroup of its own (cuda/common/sm90_handoff_gemm.cuh): the consumers copy
   // each finished tile to shared memory (handoff_bytes_per_element) and go on; the epilogue
   // work and the stores run in that warpgroup, under the next tile's mainloop.

@@ -70,6 +70,7 @@ struct Step {
   // Tensor only:
   Precision precision = Precision::Bf16;
   TensorPath path = TensorPath::Warpgroup;
+  int mma_n = 0;  // the N of its wgmma instructions (0: not known): what the walk beside it costs
   std::string label;  // shown in traces
 };
 

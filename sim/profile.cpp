@@ -117,6 +117,10 @@ const std::vector<ProfileField>& profile_fields() {
        "share of the wgmmas' rate kept while the SM's TMA walks the operand tiles they read into shared memory "
        "(calibrate's fed k-loop; 0: not measured)",
        &P::tensor_beside_walk_fraction},
+      {"tensor_beside_walk_wide_fraction", "",
+       "tensor_beside_walk_fraction for wgmmas of N >= 256 (calibrate's fed k-loop at N = 256; 0: not measured, "
+       "tensor_beside_walk_fraction)",
+       &P::tensor_beside_walk_wide_fraction},
       {"tensor_clock_MHz", "MHz",
        "SM clock while every SM streams wgmma, each launch after an L2 flush (0: not measured, clock_MHz)",
        &P::tensor_clock_MHz},

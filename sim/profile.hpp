@@ -107,6 +107,9 @@ struct HardwareProfile {
   // The other side of the same measurement: the share of its own rate the wgmma stream keeps
   // while the SM's TMA walks operand tiles into shared memory. 0: not measured, taken as 1.
   double tensor_beside_walk_fraction = 0;
+  // The same for wgmmas of N >= 256 (the 128x128 dual GEMM's 64 x 256), which calibrate measures
+  // apart: their k-block draws fewer walk bytes a clock. 0: not measured, the above.
+  double tensor_beside_walk_wide_fraction = 0;
   // The SM clock while every SM streams wgmma, each launch after an L2 flush as overlap validate
   // times (cuda/calibrate/tensor_clock.cu): what turns a consumer's cycle counts into time beside
   // the tensor rates. 0: not measured, clock_MHz.

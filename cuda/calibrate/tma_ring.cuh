@@ -61,6 +61,9 @@ struct RingOptions {
   // false and waits and releases through ring_view's barriers after stream_ring's setup.
   int consumer_arrivals = 1;
   bool own_consumer = true;
+  // Bytes a stage's full barrier expects (-1: the stage's): 0 with an issue that loads nothing
+  // runs the ring's barriers alone.
+  int expect_bytes = -1;
 };
 
 // A ring's stages and its barriers (full: a stage landed; empty: a stage released) in the
@@ -119,7 +122,7 @@ __device__ void stream_ring(int loads, int stages, int bytes, Issue issue, const
         if (traced) stamp[0] = clock64();
         wait(&empty[s], phase ^ 1);
         if (traced) stamp[1] = clock64();
-        mbar_arrive_expect_tx(&full[s], bytes);
+        mbar_arrive_expect_tx(&full[s], o.expect_bytes >= 0 ? o.expect_bytes : bytes);
         if (traced) stamp[2] = clock64();
         issue(i, ring + s * bytes, &full[s]);
         if (traced) stamp[3] = clock64();

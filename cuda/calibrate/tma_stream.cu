@@ -123,17 +123,18 @@ __device__ __forceinline__ void wgmma_unpacked(float (&d)[R], std::uint64_t a, s
                                                std::index_sequence<I...>) {
   Atom::fma(a, b, d[I]..., cute::SM90::GMMA::ScaleOut::One);
 }
-// wgmma m64nNk16 in bf16 or (Fp8, N = 256 only) m64n256k32 in e4m3: 32 bytes of each K-major
+// wgmma m64nNk16 in bf16 or (Fp8, N = 128 or 256) m64nNk32 in e4m3: 32 bytes of each K-major
 // row either way.
 template <int N, bool Fp8 = false>
 __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], std::uint64_t a, std::uint64_t b) {
   namespace G = cute::SM90::GMMA;
-  static_assert(!Fp8 || N == 256, "the fp8 atom is the dualgemm kernels' m64n256k32");
+  static_assert(!Fp8 || N == 128 || N == 256, "the fp8 atoms are m64n128k32 and m64n256k32");
   using Bf16 = std::conditional_t<
       N == 64, G::MMA_64x64x16_F32BF16BF16_SS<G::Major::K, G::Major::K>,
       std::conditional_t<N == 128, G::MMA_64x128x16_F32BF16BF16_SS<G::Major::K, G::Major::K>,
                          G::MMA_64x256x16_F32BF16BF16_SS<G::Major::K, G::Major::K>>>;
-  using Atom = std::conditional_t<Fp8, G::MMA_64x256x32_F32E4M3E4M3_SS_TN<>, Bf16>;
+  using E4m3 = std::conditional_t<N == 128, G::MMA_64x128x32_F32E4M3E4M3_SS_TN<>, G::MMA_64x256x32_F32E4M3E4M3_SS_TN<>>;
+  using Atom = std::conditional_t<Fp8, E4m3, Bf16>;
   wgmma_unpacked<Atom>(d, a, b, std::make_index_sequence<N / 2>{});
 }
 
@@ -188,65 +189,80 @@ __global__ void __launch_bounds__(kBesideThreads, 1)
   }
 }
 
-// The walk feeding the wgmmas that read it, as a tensor-bound 128x128 dual-GEMM k-loop is fed:
-// each stage (a box of A, B1 and B2, side by side as one N = 256 operand: a k-block) is waited
-// for by two warpgroups, each issuing 4 wgmma m64n256 along the stage's 128-byte rows (its 64
-// rows of A), committed as a group with one group left in flight, the stage released when its
-// group completes: the dualgemm kernels' consumer loop. The stream above reads a tile of its
-// own beside a walk it does not wait for; here the wgmmas read what the TMA has just written.
-// With `walk` false the same k-loop runs on a ring that is never loaded (the wgmmas alone).
-// Warpgroup 0's first thread times the k-blocks after the first kFedWarmup (clock64) into
-// cycles[blockIdx.x].
-constexpr int kFedStages = 4;  // the 128x128 kernels' ring
+// The walk feeding the wgmmas that read it, as a tensor-bound GEMM k-loop is fed: each stage (a
+// box of A and N / 128 boxes of B side by side as one operand: a 128xN tile's k-block; at N = 256
+// the 128x128 dual GEMM's A, B1 and B2) is waited for by two warpgroups, each issuing 4 wgmma
+// m64nN along the stage's 128-byte rows (its 64 rows of A), committed as a group with one group
+// left in flight, the stage released when its group completes: the dualgemm kernels' consumer
+// loop. The stream above reads a tile of its own beside a walk it does not wait for; here the
+// wgmmas read what the TMA has just written. FedMode::Ring runs the same ring's barriers with
+// nothing loaded (the producers arrive on a stage's full barrier expecting no bytes), Alone the
+// wgmmas with no barriers: the walk's own cost is Ring's clocks over Fed's, the ring's barrier
+// chain Alone's over Ring's. Warpgroup 0's first thread times the k-blocks after the first
+// kFedWarmup (clock64) into cycles[blockIdx.x].
+// Stages: the 128x128 kernels' 4 at N = 256; 6 at N = 128 (the 128x64 kernels'), where 4 leave
+// the loop waiting on the walk's latency (about 2.5 stages in flight) rather than the wgmma.
+__host__ __device__ constexpr int fed_stages(int n) { return n == 256 ? 4 : 6; }
 constexpr int kFedWarmup = 16;
-constexpr int kFedStageBytes = kWalkMaxMaps * kWalkBoxBytes;
-constexpr int kFedThreads = 256 + 32 * walk_producers(kFedStages);
-constexpr int kFedSmemBytes = ring_smem_bytes(kFedStages * kFedStageBytes);
+__host__ __device__ constexpr int fed_stage_bytes(int n) { return (kWalkBoxRows + n) * kRowBytes; }
+constexpr int kFedThreads = 256 + 32 * walk_producers(4);
+constexpr int kFedSmemBytes = ring_smem_bytes(std::max(fed_stages(256) * fed_stage_bytes(256),
+                                                       fed_stages(128) * fed_stage_bytes(128)));
 
-template <bool Fp8>
+enum class FedMode { Alone, Ring, Fed };
+
+template <bool Fp8, int N>
 __global__ void __launch_bounds__(kFedThreads, 1)
-    tma_walk_feeding_wgmma(const __grid_constant__ WalkMaps maps, int blocks, int total_blocks, bool walk,
+    tma_walk_feeding_wgmma(const __grid_constant__ WalkMaps maps, int blocks, int total_blocks, FedMode mode,
                            float* sink, long long* cycles) {
+  static_assert(N % kWalkBoxRows == 0 && 1 + N / kWalkBoxRows <= kWalkMaxMaps, "B is whole 128-row boxes");
+  constexpr int kStageBytes = fed_stage_bytes(N), kStages = fed_stages(N);
   const int loads = blocks * kWalkBoxesPerRow;
-  const RingView v = ring_view(kFedStages, kFedStageBytes);
+  const RingView v = ring_view(kStages, kStageBytes);
   // Operands that are neither zeros nor NaN (in bf16 or e4m3) where no walk writes them.
   auto* words = reinterpret_cast<std::uint32_t*>(v.ring);
-  for (int i = threadIdx.x; i < kFedStages * kFedStageBytes / 4; i += blockDim.x)
+  for (int i = threadIdx.x; i < kStages * kStageBytes / 4; i += blockDim.x)
     words[i] = 0x3c383c38u ^ ((i * 2654435761u) & 0x03030303u);
   fence_proxy_async();
-  WalkIssuer issue(maps, kWalkMaxMaps, loads, total_blocks, 0);
+  WalkIssuer issue(maps, 1 + N / kWalkBoxRows, loads, total_blocks, 0);
   RingOptions o;
   o.producer = 256;
-  o.producers = walk_producers(kFedStages);
+  o.producers = walk_producers(kStages);
   o.consumer_arrivals = 2;  // one a warpgroup
   o.own_consumer = false;
-  stream_ring(walk ? loads : 0, kFedStages, kFedStageBytes, issue, o);
+  const bool ring = mode != FedMode::Alone;
+  if (mode == FedMode::Fed) {
+    stream_ring(loads, kStages, kStageBytes, issue, o);
+  } else {
+    o.expect_bytes = 0;
+    stream_ring(ring ? loads : 0, kStages, kStageBytes, [](int, unsigned char*, std::uint64_t*) {}, o);
+  }
   if (threadIdx.x >= 256) return;
   const int wg = threadIdx.x / 128;
-  float d[128];
+  float d[N / 2];
 #pragma unroll
-  for (int j = 0; j < 128; ++j) d[j] = 0.f;
+  for (int j = 0; j < N / 2; ++j) d[j] = 0.f;
   long long t0 = 0;
   for (int i = 0; i < loads; ++i) {
-    const int s = i % kFedStages;
+    const int s = i % kStages;
     if (i == kFedWarmup) t0 = clock64();
-    if (walk) mbar_wait(&v.full[s], (i / kFedStages) & 1);
-    const unsigned char* st = v.ring + s * kFedStageBytes;
+    if (ring) mbar_wait(&v.full[s], (i / kStages) & 1);
+    const unsigned char* st = v.ring + s * kStageBytes;
     const std::uint64_t da = sw128_desc(st + wg * 64 * kRowBytes), db = sw128_desc(st + kWalkBoxBytes);
     wgmma_fence();
 #pragma unroll
-    for (int u = 0; u < 4; ++u) wgmma_ss<256, Fp8>(d, da + 2 * u, db + 2 * u);
+    for (int u = 0; u < 4; ++u) wgmma_ss<N, Fp8>(d, da + 2 * u, db + 2 * u);
     wgmma_commit();
     wgmma_wait<1>();
     fence_regs(d);
-    if (walk && i > 0 && threadIdx.x % 128 == 0) mbar_arrive(&v.empty[(i - 1) % kFedStages]);
+    if (ring && i > 0 && threadIdx.x % 128 == 0) mbar_arrive(&v.empty[(i - 1) % kStages]);
   }
   wgmma_wait<0>();
   fence_regs(d);
   if (threadIdx.x == 0) cycles[blockIdx.x] = clock64() - t0;
   float acc = 0.f;
 #pragma unroll
-  for (int j = 0; j < 128; ++j) acc += d[j];
+  for (int j = 0; j < N / 2; ++j) acc += d[j];
   sink[blockIdx.x * 256 + threadIdx.x] = acc;
 }
 
@@ -302,10 +318,9 @@ class WalkTensors {
                                             kBesideSmemBytes));
     OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk_beside_wgmma<256>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             kBesideSmemBytes));
-    OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk_feeding_wgmma<false>,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize, kFedSmemBytes));
-    OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(tma_walk_feeding_wgmma<true>,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize, kFedSmemBytes));
+    for (const void* fed : {(const void*)tma_walk_feeding_wgmma<false, 128>, (const void*)tma_walk_feeding_wgmma<true, 128>,
+                            (const void*)tma_walk_feeding_wgmma<false, 256>, (const void*)tma_walk_feeding_wgmma<true, 256>})
+      OVERLAP_CUDA_CHECK(cudaFuncSetAttribute(fed, cudaFuncAttributeMaxDynamicSharedMemorySize, kFedSmemBytes));
   }
 
   // Bytes delivered per second (GB/s) with `sms` CTAs, each walking `blocks` blocks of `nmaps`
@@ -357,17 +372,19 @@ class WalkTensors {
     }
     return {median_of(walk), median_of(walk_cycles), mma.empty() ? 0.0 : median_of(mma)};
   }
-  // SM clocks a k-block of the fed k-loop (tma_walk_feeding_wgmma) on `sms` CTAs walking `blocks`
-  // blocks (or, with `walk` false, the same wgmmas alone): medians over CTAs, then runs.
-  double fed_kblock_cycles(int sms, int blocks, bool fp8, bool walk, int repeats) const {
+  // SM clocks a k-block of the fed k-loop (tma_walk_feeding_wgmma, N = 128 or 256) on `sms` CTAs
+  // walking `blocks` blocks (or, by `mode`, its ring with nothing loaded or the wgmmas alone):
+  // medians over CTAs, then runs.
+  double fed_kblock_cycles(int sms, int blocks, int n, bool fp8, FedMode mode, int repeats) const {
     DeviceBuffer sink(std::size_t(sms) * 256 * sizeof(float)), cycles(std::size_t(sms) * sizeof(long long));
     // At the first timed k-block's start the group before it may still run (one is left in
     // flight): the window holds its end too.
     const int timed = blocks * kWalkBoxesPerRow - kFedWarmup + 1;
     std::vector<double> per_kblock;
     for (int r = 0; r < repeats + 1; ++r) {
-      const auto kernel = fp8 ? tma_walk_feeding_wgmma<true> : tma_walk_feeding_wgmma<false>;
-      kernel<<<sms, kFedThreads, kFedSmemBytes>>>(maps_, blocks, total_blocks_, walk, sink.as<float>(),
+      const auto kernel = n == 128 ? (fp8 ? tma_walk_feeding_wgmma<true, 128> : tma_walk_feeding_wgmma<false, 128>)
+                                   : (fp8 ? tma_walk_feeding_wgmma<true, 256> : tma_walk_feeding_wgmma<false, 256>);
+      kernel<<<sms, kFedThreads, kFedSmemBytes>>>(maps_, blocks, total_blocks_, mode, sink.as<float>(),
                                                   cycles.as<long long>());
       OVERLAP_CUDA_CHECK(cudaGetLastError());
       if (r == 0) continue;
@@ -418,7 +435,7 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
   // The operand walk from HBM, three tensors (best over ring depths), and from L2: one tensor's
   // loads alone, then two and three tensors' together, per SM.
   std::string hbm_curve, l2_curve, few_curve, beside_curve, pf_curve, paced_curve, fed_curve;
-  double fed_share = 1.0;
+  double fed_share = 1.0, fed_wide_share = 1.0;
   double walk_best = 0, sm_rate = 0, multi_rate = 0, stage_ns[kWalkMaxStages] = {}, alone_clk = 0, beside_clk = 0, pf_rate = 0,
          hbm_prefetched = 0;
   {
@@ -524,15 +541,23 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
                                    n, kblock_groups ? " in k-block groups" : "", sh.mma_share, sh.walk_bytes_per_clk);
       }
     // The walk feeding the wgmmas that read it (the kernels' k-loop): the share is the k-block's
-    // clocks alone over its clocks fed, the lower of the two formats.
-    fed_share = 1.0;
-    for (bool fp8 : {false, true}) {
-      const double alone = from_l2.fed_kblock_cycles(sms, 8, fp8, false, repeats);
-      const double fed = from_l2.fed_kblock_cycles(sms, 8, fp8, true, repeats);
-      fed_share = std::min(fed_share, alone / fed);
-      fed_curve += fmt::format("{}{}: {:.0f} SM clocks a k-block fed, {:.0f} alone ({:.3f})", fed_curve.empty() ? "" : ", ",
-                               fp8 ? "fp8 (m64n256k32)" : "bf16 (m64n256k16)", fed, alone, alone / fed);
-    }
+    // clocks on the same ring with nothing loaded over its clocks fed, the lowest over the formats,
+    // N = 256 with every SM walking and N = 128 with 8 and with every SM; for wide wgmmas the lowest
+    // at N = 256. The ring's own barrier chain (its clocks with no barriers over the ring's) is
+    // reported beside it.
+    fed_share = fed_wide_share = 1.0;
+    for (const auto& [n, walkers] : {std::pair{256, sms}, std::pair{128, kFewSms}, std::pair{128, sms}})
+      for (bool fp8 : {false, true}) {
+        const double alone = from_l2.fed_kblock_cycles(walkers, 8, n, fp8, FedMode::Alone, repeats);
+        const double ring = from_l2.fed_kblock_cycles(walkers, 8, n, fp8, FedMode::Ring, repeats);
+        const double fed = from_l2.fed_kblock_cycles(walkers, 8, n, fp8, FedMode::Fed, repeats);
+        fed_share = std::min(fed_share, ring / fed);
+        if (n == 256) fed_wide_share = std::min(fed_wide_share, ring / fed);
+        fed_curve += fmt::format(
+            "{}{} m64n{}k{} with {} SMs walking: {:.0f} SM clocks a k-block fed, {:.0f} on the ring with nothing loaded "
+            "({:.3f}), {:.0f} with no barriers",
+            fed_curve.empty() ? "" : "; ", fp8 ? "fp8" : "bf16", n, fp8 ? 32 : 16, walkers, fed, ring, ring / fed, alone);
+      }
   }
   const auto few_how = [&](const char* in_flight) {
     return fmt::format(", three tensors from HBM (L2 flushed), 8 CTAs walking 8 blocks each; {} ({} KiB each) in "
@@ -554,6 +579,20 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
       "loads of 32 KiB (256 x 128-byte rows, 128-byte swizzle) through a ring of 1-6 stages released as soon as "
       "filled, median of {} runs",
       sms, repeats);
+  const std::string fed_how = fmt::format(
+      "measured by overlap calibrate (cuda/calibrate/tma_stream.cu, tma_walk_feeding_wgmma): one CTA an SM, each "
+      "walking 8 blocks' worth of L2-resident 4-block tensors (a 128 x 128-byte box of A and one of each of N / 128 B "
+      "tensors a stage, a producer warp a stage, up to 4) through {} stages at N = 256 and {} at N = 128 that feed two "
+      "warpgroups' wgmmas as a tensor-bound GEMM k-loop is fed: each stage, a 128xN tile's k-block, waited for, read "
+      "by 4 wgmma m64nN a warpgroup (at N = 256 the 128x128 dual GEMM's B1 and B2 as one operand), released when its "
+      "group completes, one group in flight; the k-block's SM clocks on the same ring with nothing loaded (the "
+      "producers arrive expecting no bytes) over its clocks fed, the lowest over the formats, N = 256 with all {} SMs "
+      "walking and N = 128 with {} and with all, median of {} runs: {}. The model applies it to the tensor steps "
+      "beside a walk whose wgmmas are narrower than 256 or not known. Beside a wgmma stream that reads a tile of its "
+      "own and never waits for the walk ({} stages, m64nNk16 bf16), the stream's share of its rate alone: {}; with "
+      "each stage held {} SM clocks before its release: {}",
+      fed_stages(256), fed_stages(128), sms, kFewSms, repeats, fed_curve, kBesideStages, beside_curve, kTensorBoundHold,
+      paced_curve);
   return {{"tma_l2_bandwidth_GBps", best(l2), how + ", 16 MiB L2-resident tensor, best over stages: " + curve(l2)},
           {"tma_l2_latency_ns", l2.front().ns_per_box,
            how + ", 16 MiB L2-resident tensor, one stage (one load in flight per SM): time per load"},
@@ -589,19 +628,8 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
                           "memory): the median over N of the walk's bytes per SM clock (clock64, median over CTAs; {}) "
                           "against {:.1f} without the wgmmas",
                           kBesideStages, beside_curve, alone_clk)},
-          {"tensor_beside_walk_fraction", fed_share,
-           fmt::format(
-               "measured by overlap calibrate (cuda/calibrate/tma_stream.cu, tma_walk_feeding_wgmma): {} CTAs, one "
-               "per SM, each walking 8 blocks' worth of three L2-resident 4-block tensors (128 x 128-byte boxes of A, "
-               "B1 and B2 a stage, a producer warp a stage) through {} stages that feed two warpgroups' wgmmas as a "
-               "tensor-bound 128x128 dual-GEMM k-loop is fed: each stage, a k-block, waited for, read by 4 wgmma "
-               "m64n256 a warpgroup (B1 and B2 as one operand), released when its group completes, one group in "
-               "flight; the k-block's SM clocks with no walk over its clocks fed, the lower of the two formats, "
-               "median of {} runs: {}. Measured for that loop (N = 256, a stage a 128x128 k-block); the model "
-               "applies it to every tensor step beside a walk. Beside a wgmma stream that reads a tile of its own "
-               "and never waits for the walk ({} stages, m64nNk16 bf16), the stream's share of its rate alone: {}; "
-               "with each stage held {} SM clocks before its release: {}",
-               sms, kFedStages, repeats, fed_curve, kBesideStages, beside_curve, kTensorBoundHold, paced_curve)}};
+          {"tensor_beside_walk_fraction", fed_share, fed_how},
+          {"tensor_beside_walk_wide_fraction", fed_wide_share, fed_how + "; for wgmmas of N >= 256, the lowest at N = 256"}};
 }
 
 }  // namespace overlap::gpu

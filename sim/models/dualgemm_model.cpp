@@ -93,6 +93,7 @@ GemmSpec spec(const dualgemm::Tiling& variant, const HardwareProfile& hw, const 
   g.refill_after_wait = !t.warp_specialized && hw.has_wgmma();
   g.l2_prefetch_k = t.prefetch_k;
   g.kblock_extra_ns = ring_division_ns(t, hw);
+  g.mma_n = 2 * t.warpgroup_n();  // both products from one 64 x 2WN wgmma (dualgemm_kernel.cuh)
   g.max_regs_per_thread = t.max_regs_per_thread();
   // Without warp specialization the consumers keep what ptxas gave them (no setmaxnreg), and
   // where that is few (the 64x64 tile's 63 in bf16) several CTAs share an SM: take the compiled

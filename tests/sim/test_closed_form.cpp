@@ -435,6 +435,22 @@ TEST(WalkLoads, TheTensorPipeKeepsItsShareBesideTheWalk) {
   // Half the tensor rate during the load's time (load_ns, its share of the MMA done at half
   // rate), the full rate after: 2 load_ns of work takes load_ns + (2 - 0.5) load_ns.
   EXPECT_NEAR(tile_ns(slowed) / (2.5 * load_ns), 1.0, 0.05);
+
+  // Wide wgmmas (N >= 256) keep the share measured for them; narrower or unknown ones the general.
+  const auto tile_ns_of = [&](const HardwareProfile& p, int mma_n) {
+    KernelSpec k = walk_kernel(p, 3, flops, 0, false);
+    for (Role& r : k.roles)
+      for (Step& st : r.body)
+        if (st.unit == Unit::Tensor) st.mma_n = mma_n;
+    return (simulate_kernel(p, k).time_ns - p.launch_overhead_us * 1e3) / kWalkTiles;
+  };
+  HardwareProfile wide = slowed;
+  wide.tensor_beside_walk_wide_fraction = 1.0;
+  EXPECT_NEAR(tile_ns_of(wide, 256) / (2 * load_ns), 1.0, 0.03);
+  EXPECT_NEAR(tile_ns_of(wide, 128) / (2.5 * load_ns), 1.0, 0.05);
+  EXPECT_NEAR(tile_ns_of(wide, 0) / (2.5 * load_ns), 1.0, 0.05);
+  wide.tensor_beside_walk_wide_fraction = 0;  // not measured: the general share
+  EXPECT_NEAR(tile_ns_of(wide, 256) / (2.5 * load_ns), 1.0, 0.05);
 }
 
 TEST(WalkLoads, SeveralCtasAnSmShareTheRateCalibrateMeasuresForThem) {
