@@ -5,16 +5,14 @@
 
 #include <algorithm>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include <cute/arch/mma_sm90_gmma.hpp>
-
 #include "calibrate/clock_runs.hpp"
 #include "calibrate/median_time.hpp"
 #include "calibrate/tma_ring.cuh"
+#include "calibrate/wgmma_stream.cuh"
 #include "common/sm90_ptx.cuh"
 #include "common/tensor_map.hpp"
 #include "runtime/cuda_check.hpp"
@@ -118,24 +116,20 @@ constexpr int kBesideThreads = 256 + walk_threads(kBesideStages);
 constexpr int kBesideConsumer = 256 + 32 * walk_producers(kBesideStages);
 constexpr int kBesideSmemBytes = ring_smem_bytes(kBesideStages * kWalkMaxMaps * kWalkBoxBytes);
 
-template <class Atom, int R, std::size_t... I>
-__device__ __forceinline__ void wgmma_unpacked(float (&d)[R], std::uint64_t a, std::uint64_t b,
-                                               std::index_sequence<I...>) {
-  Atom::fma(a, b, d[I]..., cute::SM90::GMMA::ScaleOut::One);
-}
-// wgmma m64nNk16 in bf16 or (Fp8, N = 128 or 256) m64nNk32 in e4m3: 32 bytes of each K-major
-// row either way.
+// wgmma m64nNk16 in bf16 or m64nNk32 in e4m3 (wgmma_stream.cuh's atoms): 32 bytes of each
+// K-major row either way.
 template <int N, bool Fp8 = false>
 __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], std::uint64_t a, std::uint64_t b) {
-  namespace G = cute::SM90::GMMA;
-  static_assert(!Fp8 || N == 128 || N == 256, "the fp8 atoms are m64n128k32 and m64n256k32");
-  using Bf16 = std::conditional_t<
-      N == 64, G::MMA_64x64x16_F32BF16BF16_SS<G::Major::K, G::Major::K>,
-      std::conditional_t<N == 128, G::MMA_64x128x16_F32BF16BF16_SS<G::Major::K, G::Major::K>,
-                         G::MMA_64x256x16_F32BF16BF16_SS<G::Major::K, G::Major::K>>>;
-  using E4m3 = std::conditional_t<N == 128, G::MMA_64x128x32_F32E4M3E4M3_SS_TN<>, G::MMA_64x256x32_F32E4M3E4M3_SS_TN<>>;
-  using Atom = std::conditional_t<Fp8, E4m3, Bf16>;
-  wgmma_unpacked<Atom>(d, a, b, std::make_index_sequence<N / 2>{});
+  wgmma_stream_detail::mma<Fp8, N>(a, b, d, std::make_index_sequence<N / 2>{});
+}
+
+// The accumulators' sum to `out`, so that the wgmmas are not dead code.
+template <int R>
+__device__ __forceinline__ void sum_to(const float (&d)[R], float* out) {
+  float acc = 0.f;
+#pragma unroll
+  for (int j = 0; j < R; ++j) acc += d[j];
+  *out = acc;
 }
 
 template <int N>
@@ -182,10 +176,7 @@ __global__ void __launch_bounds__(kBesideThreads, 1)
       }
     }
     if (threadIdx.x == 0) mma_cycles[blockIdx.x] = clock64() - t0;
-    float acc = 0.f;
-#pragma unroll
-    for (int j = 0; j < N / 2; ++j) acc += d[j];
-    sink[blockIdx.x * 256 + threadIdx.x] = acc;
+    sum_to(d, sink + blockIdx.x * 256 + threadIdx.x);
   }
 }
 
@@ -260,10 +251,7 @@ __global__ void __launch_bounds__(kFedThreads, 1)
   wgmma_wait<0>();
   fence_regs(d);
   if (threadIdx.x == 0) cycles[blockIdx.x] = clock64() - t0;
-  float acc = 0.f;
-#pragma unroll
-  for (int j = 0; j < N / 2; ++j) acc += d[j];
-  sink[blockIdx.x * 256 + threadIdx.x] = acc;
+  sum_to(d, sink + blockIdx.x * 256 + threadIdx.x);
 }
 
 struct StreamResult {
