@@ -252,7 +252,7 @@ ValidationReport merge_reports(const std::vector<ValidationReport>& reports, boo
   ValidationReport out;
   out.gpu = reports.front().gpu;
   out.profile = reports.front().profile;
-  std::vector<std::vector<ValidationRow>> runs;  // of out.rows[i]
+  std::vector<std::vector<ValidationRow>> runs;  // of out.rows[i], with `median`
   for (const auto& r : reports) {
     OVERLAP_REQUIRE(r.gpu == out.gpu, "merge_reports: the reports are of different GPUs ({} and {})", out.gpu, r.gpu);
     OVERLAP_REQUIRE(r.profile == out.profile, "merge_reports: the reports were predicted with different profiles ({} and {})",
@@ -265,13 +265,14 @@ ValidationReport merge_reports(const std::vector<ValidationReport>& reports, boo
       });
       if (same == out.rows.end()) {
         out.rows.push_back(row);
-        runs.push_back({row});
-        continue;
+        if (median) runs.push_back({row});
+      } else if (median) {
+        auto& seen = runs[std::size_t(same - out.rows.begin())];
+        seen.push_back(row);
+        *same = median_row(seen);
+      } else {
+        *same = row;
       }
-      auto& seen = runs[std::size_t(same - out.rows.begin())];
-      if (median) seen.push_back(row);
-      else seen = {row};
-      *same = median_row(seen);
     }
   }
   score(out);
