@@ -54,7 +54,7 @@ struct Rates {
   double fma_per_ns, sfu_per_ns, smem_bytes_per_ns;
   double lsu_weight;  // FMA-lane-equivalents of one load/store lane operation
 
-  Rates(const HardwareProfile& hw, double active_sms, int ctas_on_sm) {
+  Rates(const HardwareProfile& hw, double active_sms, int ctas_on_sm, double launch_sms) {
     const double clk_GHz = hw.clock_MHz * 1e-3;
     const double hbm_share = hw.hbm_bandwidth_GBps / active_sms;  // GB/s == bytes/ns
     copy_ns_per_byte_hbm = 1.0 / hbm_share;
@@ -97,6 +97,10 @@ struct Rates {
     tensor_flops_per_ns[int(Precision::Bf16)] = hw.bf16_step_TFLOPs() * per_sm;
     tensor_flops_per_ns[int(Precision::Fp8)] = hw.fp8_step_TFLOPs() * per_sm;
     tensor_flops_per_ns[int(Precision::Fp4)] = hw.tensor_fp4_TFLOPs * per_sm;
+    // A launch on fewer SMs holds a higher clock (tensor_clock.cu by SM count); a tail wave
+    // after full ones does not (the launch already holds every SM).
+    const double boost = hw.tensor_clock_boost(launch_sms > 0 ? launch_sms : hw.sm_count);
+    for (double& rate : tensor_flops_per_ns) rate *= boost;
     mma_sync_fraction = hw.has_wgmma() ? hw.mma_sync_fraction : 1.0;
     fma_per_ns = hw.fma_lanes_per_clk * clk_GHz;
     sfu_per_ns = hw.sfu_lanes_per_clk * clk_GHz;
@@ -154,8 +158,8 @@ struct Timed {
 class SmSimulation {
  public:
   SmSimulation(const HardwareProfile& hw, const KernelSpec& k, int ctas, double active_sms,
-               std::vector<TraceEvent>* trace, bool cold_start)
-      : hw_(hw), k_(k), rates_(hw, active_sms, ctas), trace_(trace),
+               std::vector<TraceEvent>* trace, bool cold_start, double launch_sms)
+      : hw_(hw), k_(k), rates_(hw, active_sms, ctas, launch_sms), trace_(trace),
         cold_first_load_ns_(cold_start ? hw.tma_first_load_ns : 0) {
     OVERLAP_REQUIRE(k.tiles >= 0, "kernel '{}': tiles must not be negative", k.name);
     counts_.assign(std::size_t(ctas) * k.barriers.size(), std::vector<int>(std::size_t(std::max(k.tiles, 1)), 0));
@@ -603,9 +607,9 @@ class SmSimulation {
 }  // namespace
 
 SmResult simulate_sm(const HardwareProfile& hw, const KernelSpec& kernel, int ctas_on_sm, double active_sms,
-                     std::vector<TraceEvent>* trace, bool cold_start) {
+                     std::vector<TraceEvent>* trace, bool cold_start, double launch_sms) {
   OVERLAP_REQUIRE(ctas_on_sm >= 1, "kernel '{}': no CTA on the SM", kernel.name);
-  return SmSimulation(hw, kernel, ctas_on_sm, active_sms, trace, cold_start).run();
+  return SmSimulation(hw, kernel, ctas_on_sm, active_sms, trace, cold_start, launch_sms).run();
 }
 
 }  // namespace overlap::sim

@@ -32,8 +32,9 @@ struct SmResult {
 };
 
 // `cold_start`: the kernel's first wave, whose loads land no earlier than the profile's cold
-// first load (tma_first_load_ns) after its start.
+// first load (tma_first_load_ns) after its start. `launch_sms`: the SMs the whole launch holds,
+// which set the clock its tensor steps run at (HardwareProfile::tensor_clock_boost; 0: every SM).
 SmResult simulate_sm(const HardwareProfile& hw, const KernelSpec& kernel, int ctas_on_sm, double active_sms,
-                     std::vector<TraceEvent>* trace = nullptr, bool cold_start = false);
+                     std::vector<TraceEvent>* trace = nullptr, bool cold_start = false, double launch_sms = 0);
 
 }  // namespace overlap::sim

@@ -55,7 +55,8 @@ KernelResult simulate_kernel(const HardwareProfile& hw, const KernelSpec& k, dou
     // The block scheduler spreads the last CTAs over as many SMs as it can.
     const std::int64_t tail_sms = std::min(sms, r.tail_ctas);
     const int per_sm = int((r.tail_ctas + tail_sms - 1) / tail_sms);
-    const SmResult tail = simulate_sm(hw, k, per_sm, double(tail_sms), sink, cold && r.full_waves == 0);
+    const double launch_sms = r.full_waves == 0 ? double(tail_sms) : double(sms);
+    const SmResult tail = simulate_sm(hw, k, per_sm, double(tail_sms), sink, cold && r.full_waves == 0, launch_sms);
     add_wave(tail, 1, double(tail_sms));
     if (r.full_waves == 0) per_cta = tail;
   }

@@ -519,6 +519,30 @@ TEST(TensorRate, StepsRunAtTheWgmmaStreamWhereMeasured) {
   EXPECT_NEAR(per_sm_rate() / (hw.tensor_bf16_TFLOPs * 1e3 / hw.sm_count), 1.0, 0.01);
 }
 
+TEST(TensorRate, ALaunchOnFewerSmsHoldsTheClockMeasuredForThem) {
+  // A launch holding at most half the SMs runs its tensor steps at tensor_clock_half_sms_MHz,
+  // one holding them all at tensor_clock_MHz, linearly between; a tail after full waves does not
+  // speed up (the launch holds every SM).
+  HardwareProfile hw = steady_profile("H200");
+  ASSERT_GT(hw.tensor_clock_half_sms_MHz, hw.tensor_clock_MHz);
+  const double flops = 2.0 * 128 * 128 * 64, sms = hw.sm_count;
+  const double boost = hw.tensor_clock_half_sms_MHz / hw.tensor_clock_MHz;
+  const auto per_sm_rate = [&](const HardwareProfile& p, std::int64_t ctas) {
+    const KernelResult r = simulate_kernel(p, tensor_loop(ctas, 1000, flops));
+    const double waves = std::ceil(double(ctas) / sms);
+    return 1000 * flops * waves / (r.time_ns - launch_ns(p));
+  };
+  const double all = per_sm_rate(hw, std::int64_t(sms));
+  EXPECT_NEAR(all / (hw.tensor_bf16_stream_TFLOPs * 1e3 / sms), 1.0, 0.01);
+  EXPECT_NEAR(per_sm_rate(hw, 48) / all, boost, 0.002);
+  EXPECT_NEAR(per_sm_rate(hw, std::int64_t(sms / 2)) / all, boost, 0.002);
+  const std::int64_t three_quarters = std::int64_t(0.75 * sms);
+  EXPECT_NEAR(per_sm_rate(hw, three_quarters) / all, 1 + (boost - 1) * (sms - three_quarters) / (sms / 2), 0.002);
+  EXPECT_NEAR(per_sm_rate(hw, std::int64_t(sms) + 48) / all, 1.0, 0.004);  // two waves, the second a tail
+  hw.tensor_clock_half_sms_MHz = 0;  // not measured: every launch at the same clock
+  EXPECT_NEAR(per_sm_rate(hw, 48) / all, 1.0, 0.002);
+}
+
 // One load of `bytes` from HBM per CTA, waited for, and nothing else: overlap calibrate's cold
 // start (first_load.cu) as a kernel, `waves` rounds of one CTA an SM.
 KernelSpec one_load_each(const HardwareProfile& hw, double bytes, int waves) {
