@@ -97,8 +97,7 @@ struct Rates {
     tensor_flops_per_ns[int(Precision::Bf16)] = hw.bf16_step_TFLOPs() * per_sm;
     tensor_flops_per_ns[int(Precision::Fp8)] = hw.fp8_step_TFLOPs() * per_sm;
     tensor_flops_per_ns[int(Precision::Fp4)] = hw.tensor_fp4_TFLOPs * per_sm;
-    // A launch on fewer SMs holds a higher clock (tensor_clock.cu by SM count); a tail wave
-    // after full ones does not (the launch already holds every SM).
+    // A launch on fewer SMs holds a higher clock (tensor_clock.cu by SM count).
     const double boost = hw.tensor_clock_boost(launch_sms > 0 ? launch_sms : hw.sm_count);
     for (double& rate : tensor_flops_per_ns) rate *= boost;
     mma_sync_fraction = hw.has_wgmma() ? hw.mma_sync_fraction : 1.0;

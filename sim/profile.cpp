@@ -124,10 +124,10 @@ const std::vector<ProfileField>& profile_fields() {
       {"tensor_clock_MHz", "MHz",
        "SM clock while every SM streams wgmma, each launch after an L2 flush (0: not measured, clock_MHz)",
        &P::tensor_clock_MHz},
-      {"tensor_clock_half_sms_MHz", "MHz",
-       "SM clock while at most half the SMs stream wgmma, each launch after an L2 flush (0: not measured, "
-       "tensor_clock_MHz at any SM count)",
-       &P::tensor_clock_half_sms_MHz},
+      {"tensor_clock_half_sms_ratio", "",
+       "SM clock while at most half the SMs stream wgmma over the clock while all do, the same runs, each launch "
+       "after an L2 flush (0: not measured, the same clock at any SM count)",
+       &P::tensor_clock_half_sms_ratio},
       {"ring_division_cycles", "cycles",
        "a GEMM consumer's k-block beyond its wgmma where the ring depth is not a power of two (0: not measured)",
        &P::ring_division_cycles},
@@ -317,9 +317,9 @@ int HardwareProfile::cluster_slots(int size) const {
 }
 
 double HardwareProfile::tensor_clock_boost(double busy_sms) const {
-  if (tensor_clock_half_sms_MHz <= 0 || tensor_clock_MHz <= 0 || sm_count <= 0) return 1.0;
+  if (tensor_clock_half_sms_ratio <= 0 || sm_count <= 0) return 1.0;
   const double idle_share = std::clamp((sm_count - busy_sms) / (0.5 * sm_count), 0.0, 1.0);
-  return 1.0 + (tensor_clock_half_sms_MHz / tensor_clock_MHz - 1.0) * idle_share;
+  return 1.0 + (tensor_clock_half_sms_ratio - 1.0) * idle_share;
 }
 
 nlohmann::json HardwareProfile::to_json() const {

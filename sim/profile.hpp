@@ -114,11 +114,11 @@ struct HardwareProfile {
   // times (cuda/calibrate/tensor_clock.cu): what turns a consumer's cycle counts into time beside
   // the tensor rates. 0: not measured, clock_MHz.
   double tensor_clock_MHz = 0;
-  // The same clock while at most half the SMs stream wgmma (the others idle), each launch after
-  // an L2 flush: fewer busy SMs draw less power and hold a higher clock. The engine scales a
-  // launch's tensor rates by this over tensor_clock_MHz, linearly from half the SMs busy (all of
-  // it) to every SM (none). 0: not measured, no change.
-  double tensor_clock_half_sms_MHz = 0;
+  // The clock while at most half the SMs stream wgmma (the others idle) over the clock while
+  // every SM does, both from the same runs, each launch after an L2 flush: fewer busy SMs draw
+  // less power and hold a higher clock. The engine scales a launch's tensor rates by it, linearly
+  // from half the SMs busy (all of it) to every SM (none). 0: not measured, no change.
+  double tensor_clock_half_sms_ratio = 0;
   // A GEMM consumer whose ring depth is not a power of two takes the stage and phase by a
   // division between one wgmma wait and the next wgmma (cuda/calibrate/consumer_chain.cu): the
   // SM clocks this adds to each k-block. 0: not measured, not charged.
@@ -172,7 +172,7 @@ struct HardwareProfile {
   double bf16_step_TFLOPs() const { return tensor_bf16_stream_TFLOPs > 0 ? tensor_bf16_stream_TFLOPs : tensor_bf16_TFLOPs; }
   double fp8_step_TFLOPs() const { return tensor_fp8_stream_TFLOPs > 0 ? tensor_fp8_stream_TFLOPs : tensor_fp8_TFLOPs; }
   // How much faster the tensor steps run in a launch that holds `busy_sms` SMs than with every
-  // SM busy (tensor_clock_half_sms_MHz; 1 where not measured).
+  // SM busy (tensor_clock_half_sms_ratio; 1 where not measured).
   double tensor_clock_boost(double busy_sms) const;
   // Dense bf16 tensor-core FLOPs one SM completes per clock at that rate.
   double bf16_flops_per_sm_clk() const { return bf16_step_TFLOPs() * 1e6 / (sm_count * clock_MHz); }

@@ -55,6 +55,9 @@ KernelResult simulate_kernel(const HardwareProfile& hw, const KernelSpec& k, dou
     // The block scheduler spreads the last CTAs over as many SMs as it can.
     const std::int64_t tail_sms = std::min(sms, r.tail_ctas);
     const int per_sm = int((r.tail_ctas + tail_sms - 1) / tail_sms);
+    // The clock is the launch's: a launch that is all tail holds tail_sms SMs, one whose tail
+    // follows full waves held every SM (not measured apart: a tail this short is assumed to
+    // keep the clock the full waves set).
     const double launch_sms = r.full_waves == 0 ? double(tail_sms) : double(sms);
     const SmResult tail = simulate_sm(hw, k, per_sm, double(tail_sms), sink, cold && r.full_waves == 0, launch_sms);
     add_wave(tail, 1, double(tail_sms));

@@ -258,7 +258,8 @@ TEST_P(ClosedForm, ClustersFillOnlyTheMeasuredClusterSlots) {
 TEST_P(ClosedForm, EpilogueWarpgroupOverlapsTheNextMainloop) {
   const int kt = 8 * scale, outputs = 4;
   const double flops = 2.0 * 128 * 128 * 64;
-  const double mainloop = kt * flops / tensor_flops_per_ns_sm(hw);
+  // One CTA: the launch holds one SM, at the clock measured for few (tensor_clock_boost).
+  const double mainloop = kt * flops / (tensor_flops_per_ns_sm(hw) * hw.tensor_clock_boost(1));
   const auto time = [&](double epilogue, int warpgroups, int every = 1) {
     return simulate_kernel(hw, handoff_loop(outputs, kt, flops, epilogue, warpgroups, every)).time_ns - launch_ns(hw);
   };
@@ -520,17 +521,21 @@ TEST(TensorRate, StepsRunAtTheWgmmaStreamWhereMeasured) {
 }
 
 TEST(TensorRate, ALaunchOnFewerSmsHoldsTheClockMeasuredForThem) {
-  // A launch holding at most half the SMs runs its tensor steps at tensor_clock_half_sms_MHz,
-  // one holding them all at tensor_clock_MHz, linearly between; a tail after full waves does not
-  // speed up (the launch holds every SM).
+  // A launch holding at most half the SMs runs its tensor steps tensor_clock_half_sms_ratio
+  // faster than one holding them all, linearly between; a tail after a full wave does not speed
+  // up (the launch holds every SM).
   HardwareProfile hw = steady_profile("H200");
-  ASSERT_GT(hw.tensor_clock_half_sms_MHz, hw.tensor_clock_MHz);
+  ASSERT_GT(hw.tensor_clock_half_sms_ratio, 1.0);
   const double flops = 2.0 * 128 * 128 * 64, sms = hw.sm_count;
-  const double boost = hw.tensor_clock_half_sms_MHz / hw.tensor_clock_MHz;
+  const double boost = hw.tensor_clock_half_sms_ratio;
+  const auto run = [&](const HardwareProfile& p, std::int64_t ctas) {
+    KernelSpec k = tensor_loop(ctas, 1000, flops);
+    k.smem_bytes = std::int64_t(p.smem_per_sm_KiB * 1024 / 2 + 1);  // one CTA an SM
+    return simulate_kernel(p, k);
+  };
   const auto per_sm_rate = [&](const HardwareProfile& p, std::int64_t ctas) {
-    const KernelResult r = simulate_kernel(p, tensor_loop(ctas, 1000, flops));
-    const double waves = std::ceil(double(ctas) / sms);
-    return 1000 * flops * waves / (r.time_ns - launch_ns(p));
+    const KernelResult r = run(p, ctas);
+    return 1000 * flops * double(r.full_waves + (r.tail_ctas > 0)) / (r.time_ns - launch_ns(p));
   };
   const double all = per_sm_rate(hw, std::int64_t(sms));
   EXPECT_NEAR(all / (hw.tensor_bf16_stream_TFLOPs * 1e3 / sms), 1.0, 0.01);
@@ -538,8 +543,11 @@ TEST(TensorRate, ALaunchOnFewerSmsHoldsTheClockMeasuredForThem) {
   EXPECT_NEAR(per_sm_rate(hw, std::int64_t(sms / 2)) / all, boost, 0.002);
   const std::int64_t three_quarters = std::int64_t(0.75 * sms);
   EXPECT_NEAR(per_sm_rate(hw, three_quarters) / all, 1 + (boost - 1) * (sms - three_quarters) / (sms / 2), 0.002);
-  EXPECT_NEAR(per_sm_rate(hw, std::int64_t(sms) + 48) / all, 1.0, 0.004);  // two waves, the second a tail
-  hw.tensor_clock_half_sms_MHz = 0;  // not measured: every launch at the same clock
+  const KernelResult two = run(hw, std::int64_t(sms) + 48);
+  ASSERT_EQ(two.full_waves, 1);
+  ASSERT_EQ(two.tail_ctas, 48);
+  EXPECT_NEAR(per_sm_rate(hw, std::int64_t(sms) + 48) / all, 1.0, 0.004);  // the tail at the full wave's clock
+  hw.tensor_clock_half_sms_ratio = 0;  // not measured: every launch at the same clock
   EXPECT_NEAR(per_sm_rate(hw, 48) / all, 1.0, 0.002);
 }
 
