@@ -14,6 +14,8 @@ import json
 import subprocess
 import sys
 
+from rescore_validation import predict
+
 FORMATS = {"bf16": 0, "fp8": 1}
 
 
@@ -43,11 +45,10 @@ def measured_series(report):
 
 def predicted_us(overlap, hw, fmt, m, n, k, variant):
     shape = f"L=1,M={m},N={n},K={k},fmt={FORMATS[fmt]}"
-    out = subprocess.run([overlap, "predict", "--hw", hw, "--workload", "dualgemm", "--variant", variant,
-                          "--shape", shape, "--json"], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"overlap predict {variant} {shape}: {out.stderr.strip()}")
-    return json.loads(out.stdout)["time_us"]
+    try:
+        return predict(overlap, hw, "dualgemm", variant, shape)["time_us"]
+    except subprocess.CalledProcessError as e:
+        raise RuntimeError(f"overlap predict {variant} {shape}: {e.stderr.strip()}") from e
 
 
 def fit_all(report, overlap=None, hw="H100"):

@@ -1,14 +1,12 @@
 """tools/ksweep_fit.py on hand-made K sweeps: exact lines come back as their slope and intercept."""
-import importlib.util
 import json
-import pathlib
+import os
+import sys
 
 import pytest
 
-TOOL = pathlib.Path(__file__).resolve().parents[2] / "tools" / "ksweep_fit.py"
-spec = importlib.util.spec_from_file_location("ksweep_fit", TOOL)
-ksweep_fit = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ksweep_fit)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+import ksweep_fit  # noqa: E402
 
 
 def report(times):
