@@ -479,7 +479,7 @@ class SmSimulation {
         if (int(ops_[i].unit) == u) scratch_.push_back(i);
       std::sort(scratch_.begin(), scratch_.end(), [&](std::size_t a, std::size_t b) { return ops_[a].cap < ops_[b].cap; });
       double left = 1.0;
-      if (u == int(Unit::Tensor)) {
+      if (u == int(Unit::Tensor) && walk_share > 0) {
         // Wide wgmmas (N >= 256) keep the share measured for them; any narrower or unknown one
         // running sets the general share.
         const bool wide = std::all_of(scratch_.begin(), scratch_.end(),

@@ -533,7 +533,6 @@ std::vector<MeasuredField> measure_tma_stream(int repeats, int compute_capabilit
     // N = 256 with every SM walking and N = 128 with 8 and with every SM; for wide wgmmas the lowest
     // at N = 256. The ring's own barrier chain (its clocks with no barriers over the ring's) is
     // reported beside it.
-    fed_share = fed_wide_share = 1.0;
     for (const auto& [n, walkers] : {std::pair{256, sms}, std::pair{128, kFewSms}, std::pair{128, sms}})
       for (bool fp8 : {false, true}) {
         const double alone = from_l2.fed_kblock_cycles(walkers, 8, n, fp8, FedMode::Alone, repeats);
