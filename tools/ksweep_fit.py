@@ -7,7 +7,11 @@ k-loop (µs per 1024 of K) from what does not (the intercept: launch, first load
 With the `overlap` binary the same line is fitted through the model's predictions at the same
 shapes, so a miss shows up as the model's slope or its intercept.
 
-    python3 tools/ksweep_fit.py KSWEEP.json [build/app/overlap --hw H100] [--json]
+    python3 tools/ksweep_fit.py KSWEEP.json [build/app/overlap --hw H100] [--json | --by-variant]
+
+--by-variant (with the binary) prints one row a variant instead: the model's k-loop rate against
+the measured one, |model / measured - 1| over the variant's shapes and formats (median and range),
+and the same for the fixed cost, with the median and 90th percentile over every row below.
 """
 import argparse
 import json
@@ -69,6 +73,38 @@ def fit_all(report, overlap=None, hw="H100"):
     return rows
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return (xs[(n - 1) // 2] + xs[n // 2]) / 2
+
+
+def by_variant(rows):
+    """{variant: {"slope_error": [...], "fixed_error": [...]}}: the model's k-loop rate and fixed
+    cost against the measured ones, model / measured - 1, one entry per shape and format."""
+    out = {}
+    for r in rows:
+        if "model_us" not in r:
+            raise ValueError("the errors by variant need the model's fits (give the overlap binary)")
+        v = out.setdefault(r["variant"], {"slope_error": [], "fixed_error": []})
+        v["slope_error"].append(r["model_us_per_1024_k"] / r["us_per_1024_k"] - 1)
+        v["fixed_error"].append(r["model_fixed_us"] / r["fixed_us"] - 1 if r["fixed_us"] > 0 else float("nan"))
+    return out
+
+
+def print_by_variant(rows):
+    summary = by_variant(rows)
+    print("| variant | rows | k-loop rate: model / measured - 1, median (range) | fixed cost: median (range) |")
+    print("|---|---|---|---|")
+    for name, v in sorted(summary.items()):
+        s, f = v["slope_error"], [x for x in v["fixed_error"] if x == x]
+        fixed = f"{median(f):+.1%} ({min(f):+.1%} .. {max(f):+.1%})" if f else "-"
+        print(f"| {name} | {len(s)} | {median(s):+.1%} ({min(s):+.1%} .. {max(s):+.1%}) | {fixed} |")
+    every = sorted(abs(x) for v in summary.values() for x in v["slope_error"])
+    print(f"\nk-loop rate over all {len(every)} rows: median |error| {median(every):.1%}, "
+          f"90th percentile {every[int(0.9 * (len(every) - 1))]:.1%}, max {every[-1]:.1%}")
+
+
 def print_table(rows):
     with_model = any("model_us" in r for r in rows)
     head = "| format | M,N | variant | K | measured µs | µs per 1024 K | fixed µs |"
@@ -89,7 +125,10 @@ def main(argv=None):
     p.add_argument("report", help="bench_dualgemm.py --out JSON of a K sweep")
     p.add_argument("overlap", nargs="?", help="the overlap binary, to fit the model's predictions too")
     p.add_argument("--hw", default="H100", help="profile the model predicts with (default H100)")
-    p.add_argument("--json", action="store_true", help="print the fits as JSON instead of a table")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the fits as JSON instead of a table")
+    out.add_argument("--by-variant", action="store_true",
+                     help="one row a variant: the model's k-loop rate and fixed cost against the measured")
     args = p.parse_args(argv)
     with open(args.report) as f:
         report = json.load(f)
@@ -101,8 +140,13 @@ def main(argv=None):
     if not rows:
         print("ksweep_fit: no kernel was timed at two or more K", file=sys.stderr)
         return 1
+    if args.by_variant and not args.overlap:
+        print("ksweep_fit: --by-variant compares with the model: give the overlap binary", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(rows, indent=1))
+    elif args.by_variant:
+        print_by_variant(rows)
     else:
         print_table(rows)
     return 0

@@ -48,3 +48,30 @@ def test_a_sweep_with_one_k_is_refused_with_the_reason(tmp_path, capsys):
     path.write_text(json.dumps(report({("fp8", 4096, "tile64x64_stages4_ws"): 26.8})))
     assert ksweep_fit.main([str(path)]) == 1
     assert "no kernel was timed at two or more K" in capsys.readouterr().err
+
+
+def test_by_variant_gathers_each_kernels_rate_and_fixed_errors_over_its_shapes():
+    rows = [
+        {"variant": "a", "us_per_1024_k": 4.0, "fixed_us": 8.0, "model_us": [1], "model_us_per_1024_k": 4.4,
+         "model_fixed_us": 8.0},
+        {"variant": "a", "us_per_1024_k": 5.0, "fixed_us": 10.0, "model_us": [1], "model_us_per_1024_k": 4.5,
+         "model_fixed_us": 11.0},
+        {"variant": "b", "us_per_1024_k": 2.0, "fixed_us": 6.0, "model_us": [1], "model_us_per_1024_k": 2.0,
+         "model_fixed_us": 3.0},
+    ]
+    summary = ksweep_fit.by_variant(rows)
+    assert summary["a"]["slope_error"] == pytest.approx([0.1, -0.1])
+    assert summary["a"]["fixed_error"] == pytest.approx([0.0, 0.1])
+    assert summary["b"]["slope_error"] == pytest.approx([0.0])
+    assert summary["b"]["fixed_error"] == pytest.approx([-0.5])
+    assert ksweep_fit.median([3.0, 1.0, 2.0, 10.0]) == pytest.approx(2.5)
+
+
+def test_by_variant_without_the_model_is_refused(tmp_path, capsys):
+    with pytest.raises(ValueError, match="need the model"):
+        ksweep_fit.by_variant([{"variant": "a", "us_per_1024_k": 4.0, "fixed_us": 8.0}])
+    times = {("fp8", k, "tile64x64_stages4_ws"): 7.5 + 4.8 * k / 1024 for k in (1024, 2048)}
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(report(times)))
+    assert ksweep_fit.main([str(path), "--by-variant"]) == 1
+    assert "give the overlap binary" in capsys.readouterr().err
