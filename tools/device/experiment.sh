@@ -8,9 +8,10 @@
 #   bash tools/device/experiment.sh tensor_clock [REPEATS]         # the clock while some SMs stream wgmma
 #   bash tools/device/experiment.sh dualgemm_trace [REPEATS] [M,N,K] # fp8 dualgemm loads, stage by stage
 #   bash tools/device/experiment.sh consumer_chain [REPEATS]       # a consumer's k-block with mbarriers, no loads
+#   bash tools/device/experiment.sh load_issue [REPEATS]           # what issuing a TMA load costs the issuing thread
 # Its CSV goes to $OUT/<name>.csv.
 set -o pipefail
-name=${1:?usage: experiment.sh walk_geometry|burst_drift|wgmma_shapes|store_sizes|tensor_clock|dualgemm_trace|consumer_chain [REPEATS] [SET]}
+name=${1:?usage: experiment.sh walk_geometry|burst_drift|wgmma_shapes|store_sizes|tensor_clock|dualgemm_trace|consumer_chain|load_issue [REPEATS] [SET]}
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 if ! source tools/device/setup.sh "tma_$name" >"$OUT/build.log" 2>&1; then
