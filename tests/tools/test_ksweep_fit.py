@@ -61,9 +61,9 @@ def test_by_variant_gathers_each_kernels_rate_and_fixed_errors_over_its_shapes()
     ]
     summary = ksweep_fit.by_variant(rows)
     assert summary["a"]["slope_error"] == pytest.approx([0.1, -0.1])
-    assert summary["a"]["fixed_error"] == pytest.approx([0.0, 0.1])
+    assert summary["a"]["fixed_diff_us"] == pytest.approx([0.0, 1.0])
     assert summary["b"]["slope_error"] == pytest.approx([0.0])
-    assert summary["b"]["fixed_error"] == pytest.approx([-0.5])
+    assert summary["b"]["fixed_diff_us"] == pytest.approx([-3.0])
     assert ksweep_fit.median([3.0, 1.0, 2.0, 10.0]) == pytest.approx(2.5)
 
 
