@@ -18,6 +18,7 @@ import argparse
 import json
 import subprocess
 import sys
+from statistics import median
 
 from rescore_validation import predict
 
@@ -72,12 +73,6 @@ def fit_all(report, overlap=None, hw="H100"):
             row["model_us_per_1024_k"], row["model_fixed_us"] = line_fit([k / 1024 for k in ks], model)
         rows.append(row)
     return rows
-
-
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return (xs[(n - 1) // 2] + xs[n // 2]) / 2
 
 
 def by_variant(rows):

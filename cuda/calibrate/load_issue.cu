@@ -14,14 +14,15 @@
 // walked along K as a GEMM's k-loop walks its operand) onto one mbarrier, waits for the burst to
 // land, and starts the next: nothing is in flight when a burst begins. CTA 0 stamps clock64
 // before each issue, after the last, and when the burst has landed. Sources: L2 (a 9 MB tensor,
-// read before) or DRAM (a 2.4 GB tensor, each box read once, the L2 flushed before each launch).
+// read before; with every SM issuing, 3 to 27 CTAs (by box rows) start on each row block and
+// ask for the same lines at once, so that case's landing times are those of a shared tile) or
+// DRAM (a 2.4 GB tensor, each box read once by one CTA, the L2 flushed before each launch).
 // Prints one CSV row per case, medians over the bursts past the first 8 and over the launches: SM
 // clocks of the first box's issue, of each further box's, from the last issue to landed, and
 // from the first issue to landed.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <vector>
 
